@@ -1,0 +1,293 @@
+"""Building `nn` modules: the graph builder importers use, and the module holder they return.
+
+The builder creates one `func.func @main` whose arguments are the model inputs, inserts
+generic-form `nn.*` ops in creation order (so the function is topologically sorted by
+construction), infers every result type from the op's declaration and reports invalid
+operands/attributes as `VerificationError` naming the source file, layer and op type.
+"""
+import itertools
+import json
+
+import numpy as np
+from iree.compiler import ir
+from iree.compiler.dialects import func
+
+from estuary import dtypes
+from estuary.dialects import core
+from estuary.dialects.core import TensorSpec
+from estuary.errors import VerificationError, where
+
+# Small constants stay inline (readable IR, foldable); larger ones become resources that are
+# handed to IREE by reference, never printed.
+INLINE_LIMIT = 64
+
+_resource_ids = itertools.count()
+# Resource name -> numpy array, so passes can read weights back without printing the module.
+RESOURCES = {}
+
+SIGNATURE_ATTR = "estuary.signature"
+
+
+def new_session():
+    """An IREE compiler session whose MLIR context knows IREE's dialects and accepts `nn` ops.
+
+    Modules are built in the session's own context so they can be compiled without a text
+    round trip."""
+    from iree.compiler import api
+
+    session = api.Session()
+    session.context.load_all_available_dialects()
+    session.context.allow_unregistered_dialects = True
+    return session
+
+
+def dense_attr(array, spec):
+    """An inline DenseElementsAttr for `array` typed as `spec`."""
+    array = np.ascontiguousarray(array, dtype=dtypes.to_numpy(spec.dtype))
+    return ir.DenseElementsAttr.get(array, type=spec.mlir_type())
+
+
+def constant_attr(array, spec, signless=False):
+    """Inline DenseElementsAttr for small data, DenseResourceElementsAttr for the rest.
+
+    With `signless`, unsigned data is typed with the signless integer of its width (the
+    element types TOSA/linalg use after lowering)."""
+    array = np.ascontiguousarray(array, dtype=dtypes.to_numpy(spec.dtype)).reshape(spec.shape)
+    element = dtypes.storage_type(spec.dtype) if signless else dtypes.mlir_type(spec.dtype)
+    t = ir.RankedTensorType.get(list(spec.shape), element)
+    if signless and spec.dtype in dtypes.UNSIGNED:
+        array = array.view(np.dtype(f"i{array.dtype.itemsize}"))
+    if array.size <= INLINE_LIMIT:
+        return ir.DenseElementsAttr.get(array, type=t)
+    name = f"w{next(_resource_ids)}"
+    RESOURCES[name] = array
+    return ir.DenseResourceElementsAttr.get_from_buffer(memoryview(array.reshape(-1)), name, t)
+
+
+def constant_value(attr):
+    """Numpy value of a constant attribute, or None when its data is not at hand."""
+    if isinstance(attr, ir.DenseResourceElementsAttr):
+        name = str(attr).split("<", 1)[1].split(">", 1)[0]
+        return RESOURCES.get(name)
+    if isinstance(attr, ir.DenseElementsAttr):
+        spec = TensorSpec.of_type(attr.type)
+        dense = ir.DenseElementsAttr(attr)
+        if dense.is_splat:
+            value = _splat_value(dense, spec)
+            return np.full(spec.shape, value, dtype=dtypes.to_numpy(spec.dtype))
+        return np.array(dense).astype(dtypes.to_numpy(spec.dtype), copy=False).reshape(spec.shape)
+    return None
+
+
+def _splat_value(dense, spec):
+    v = dense.get_splat_value()
+    if spec.dtype in dtypes.FLOATS:
+        return ir.FloatAttr(v).value
+    return ir.IntegerAttr(v).value
+
+
+class Graph:
+    """Builds the `nn` module of one model."""
+
+    def __init__(self, source="<memory>", format="nn", session=None):
+        self.source = str(source)
+        self.format = format
+        self.session = session or new_session()
+        self.context = self.session.context
+        self.inputs = []  # [(name, TensorSpec)]
+        self.keep = []  # buffers referenced by resources
+        with self.context, self._loc(None):
+            self.module = ir.Module.create()
+            with ir.InsertionPoint(self.module.body):
+                self.func = func.FuncOp("main", ir.FunctionType.get([], []))
+            self.block = self.func.add_entry_block()
+
+    def _loc(self, name):
+        file_loc = ir.Location.file(self.source, 0, 0)
+        return file_loc if name is None else ir.Location.name(str(name), childLoc=file_loc)
+
+    def input(self, name, spec):
+        """Add a runtime input; returns its Value."""
+        with self.context, self._loc(name):
+            arg = self.block.add_argument(spec.mlir_type(), self._loc(name))
+        self.inputs.append((name, spec))
+        return arg
+
+    def constant(self, array, spec=None, name=None):
+        """An `nn.constant` holding `array` (converted to spec's dtype/shape if given)."""
+        array = np.asarray(array)
+        if spec is None:
+            spec = TensorSpec(array.shape, dtypes.from_numpy(array.dtype))
+        if array.size != spec.size:
+            raise VerificationError(f"{where(self.source, name, 'constant')}: data has {array.size} "
+                                    f"elements, descriptor {spec} needs {spec.size}")
+        with self.context, self._loc(name):
+            attr = constant_attr(array, spec)
+            self.keep.append(array)
+        return self.op("constant", [], {"value": attr}, name=name)
+
+    def op(self, op_name, operands, attrs=None, name=None):
+        """Append `nn.<op_name>`; returns its result Value, or a list for multi-result ops."""
+        opdef = core.get(op_name)
+        if opdef is None:
+            raise VerificationError(f"{where(self.source, name, op_name)}: no such nn op")
+        with self.context, self._loc(name):
+            try:
+                specs, flat, segments = _operand_specs(opdef, operands)
+                full = opdef.complete_attrs(dict(attrs or {}))
+                results = infer(opdef, specs, full)
+            except core.VerifyError as e:
+                raise VerificationError(f"{where(self.source, name, op_name)}: {e}") from None
+            mlir_attrs = {k: opdef.attrs[k].to_mlir(v) for k, v in full.items() if v is not None}
+            if segments is not None:
+                mlir_attrs["operandSegmentSizes"] = ir.DenseI32ArrayAttr.get(segments)
+            with ir.InsertionPoint(self.block):
+                op = ir.Operation.create(opdef.full_name, results=[r.mlir_type() for r in results],
+                                         operands=flat, attributes=mlir_attrs)
+        return op.results[0] if len(results) == 1 else list(op.results)
+
+    def finish(self, outputs):
+        """Return the named outputs ([(name, Value)]) and seal the function; returns an NNModule."""
+        with self.context, self._loc(None):
+            with ir.InsertionPoint(self.block):
+                func.ReturnOp([v for _, v in outputs])
+            arg_types = [spec.mlir_type() for _, spec in self.inputs]
+            out_types = [v.type for _, v in outputs]
+            self.func.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(arg_types, out_types))
+        out_specs = [(n, TensorSpec.of_type(v.type)) for n, v in outputs]
+        nn = NNModule(self.module, self.session, self.inputs, out_specs, self.format, self.source)
+        nn.keep = self.keep
+        nn.write_signature()
+        return nn
+
+
+def spec_of(value):
+    return TensorSpec.of_type(value.type)
+
+
+def infer(opdef, specs, attrs):
+    results = opdef.infer_specs(specs, attrs)
+    for r in results:
+        core.check(isinstance(r, TensorSpec), f"type rule of nn.{opdef.name} returned {r!r}")
+        core.check(all(d >= 0 for d in r.shape), f"inferred a negative dimension {list(r.shape)}")
+    return results
+
+
+def _operand_specs(opdef, operands):
+    """Specs per declared operand, the flat Value list, and operandSegmentSizes (or None)."""
+    operands = list(operands)
+    decl = opdef.operands
+    core.check(len(operands) <= len(decl), f"expects at most {len(decl)} operands, got {len(operands)}")
+    operands += [None] * (len(decl) - len(operands))
+    specs, flat, segments = [], [], []
+    for d, v in zip(decl, operands):
+        if d.endswith("*"):
+            vs = list(v or [])
+            specs.append([spec_of(x) for x in vs])
+            flat += vs
+            segments.append(len(vs))
+        elif v is None:
+            core.check(d.endswith("?"), f"missing operand '{d}'")
+            specs.append(None)
+            segments.append(0)
+        else:
+            specs.append(spec_of(v))
+            flat.append(v)
+            segments.append(1)
+    return specs, flat, (segments if opdef.has_segments else None)
+
+
+def operand_groups(opdef, op):
+    """Regroup an op's flat operands by declaration (None / list for optional / variadic)."""
+    values = list(op.operands)
+    if not opdef.has_segments:
+        return values
+    segments = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
+    out, i = [], 0
+    for d, n in zip(opdef.operands, segments):
+        chunk = values[i:i + n]
+        i += n
+        if d.endswith("*"):
+            out.append(chunk)
+        else:
+            out.append(chunk[0] if chunk else None)
+    return out
+
+
+def op_attrs(opdef, op):
+    """Python values of an op's declared attributes (defaults for absent ones)."""
+    out = {}
+    for name, kind in opdef.attrs.items():
+        if name in op.attributes:
+            out[name] = kind.from_mlir(op.attributes[name])
+        else:
+            out[name] = None if kind.default is core.REQUIRED else kind.default
+    return out
+
+
+def loc_name(op):
+    """The source layer/operation name carried in an op's NameLoc (or None)."""
+    loc = op.location
+    try:
+        return loc.name_str
+    except (ValueError, RuntimeError, AttributeError):
+        return None
+
+
+class NNModule:
+    """An `nn` (or lowered) MLIR module plus the model signature it implements."""
+
+    def __init__(self, module, session, inputs, outputs, format="nn", source="<memory>"):
+        self.module = module
+        self.session = session
+        self.context = session.context
+        self.inputs = list(inputs)
+        self.outputs = list(outputs)
+        self.format = format
+        self.source = str(source)
+        self.keep = []
+
+    @property
+    def main(self):
+        for op in self.module.body.operations:
+            if op.operation.name == "func.func":
+                return op
+        raise VerificationError(f"{self.source}: module has no function")
+
+    def signature(self):
+        return {
+            "format": self.format,
+            "source": self.source,
+            "inputs": [[n, list(s.shape), s.dtype] for n, s in self.inputs],
+            "outputs": [[n, list(s.shape), s.dtype] for n, s in self.outputs],
+        }
+
+    def write_signature(self):
+        """Store the signature on @main as IREE reflection metadata (it travels into the .vmfb)."""
+        with self.context:
+            text = ir.StringAttr.get(json.dumps(self.signature()))
+            self.main.attributes["iree.reflection"] = ir.DictAttr.get({SIGNATURE_ATTR: text})
+
+    @staticmethod
+    def from_module(module, session, source="<memory>"):
+        """Wrap a parsed module; the signature comes from its reflection attribute or its types."""
+        nn = NNModule(module, session, [], [], "nn", source)
+        main = nn.main
+        refl = main.attributes["iree.reflection"] if "iree.reflection" in main.attributes else None
+        if refl is not None and SIGNATURE_ATTR in ir.DictAttr(refl):
+            sig = json.loads(ir.StringAttr(ir.DictAttr(refl)[SIGNATURE_ATTR]).value)
+            nn.format = sig.get("format", "nn")
+            nn.inputs = [(n, TensorSpec(s, d)) for n, s, d in sig["inputs"]]
+            nn.outputs = [(n, TensorSpec(s, d)) for n, s, d in sig["outputs"]]
+            return nn
+        ftype = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value)
+        nn.inputs = [(f"input{i}", TensorSpec.of_type(t)) for i, t in enumerate(ftype.inputs)]
+        nn.outputs = [(f"output{i}", TensorSpec.of_type(t)) for i, t in enumerate(ftype.results)]
+        nn.write_signature()
+        return nn
+
+    def __str__(self):
+        return str(self.module)
+
+    def asm(self, large_elements_limit=None):
+        return self.module.operation.get_asm(large_elements_limit=large_elements_limit)

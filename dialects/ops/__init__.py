@@ -1,0 +1,12 @@
+"""One module per op family; importing them registers every `nn` op declaration."""
+from estuary.dialects.ops import (  # noqa: F401
+    activation,
+    constant,
+    convolution,
+    elementwise,
+    matmul,
+    normalization,
+    pooling,
+    reduction,
+    shape,
+)

@@ -1,0 +1,50 @@
+"""Model importers: each turns one exchange format into an `nn` module (NNModule).
+
+`import_model(source, format=None)` detects the format from the path or object type.
+"""
+import os
+
+from estuary.errors import EstuaryError, ModelImportError
+
+FORMATS = ("webnn", "nn")
+
+
+def detect_format(source):
+    """Format name of a model path or in-memory model object."""
+    from estuary.dialects.graph import NNModule
+
+    if isinstance(source, NNModule):
+        return "nn"
+    if isinstance(source, dict):
+        return "webnn"
+    if not isinstance(source, (str, os.PathLike)):
+        kind = type(source).__module__.split(".")[-1]
+        if kind in FORMATS:
+            return kind
+        raise EstuaryError(f"cannot tell the format of a {type(source).__name__} object; pass format=")
+    path = os.fspath(source)
+    lower = path.lower()
+    if lower.endswith(".mlir"):
+        return "nn"
+    if lower.endswith(".json"):
+        return "webnn"
+    if not os.path.exists(path):
+        raise ModelImportError(f"{path}: no such file or directory")
+    raise ModelImportError(f"{path}: cannot tell the model format from the name; pass --format "
+                           f"(one of {', '.join(FORMATS)})")
+
+
+def import_model(source, format=None, shapes=None):
+    """Import a model path/object into an NNModule."""
+    from estuary.dialects.graph import NNModule
+
+    format = format or detect_format(source)
+    if format == "nn":
+        if isinstance(source, NNModule):
+            return source
+        from estuary.importers.mlir_text import load_mlir
+        return load_mlir(source)
+    if format == "webnn":
+        from estuary.importers.webnn import load_graph
+        return load_graph(source)
+    raise EstuaryError(f"unknown format {format!r}; choose one of {', '.join(FORMATS)}")

@@ -1,0 +1,287 @@
+"""WebNN graphs in JSON (the web-platform-tests conformance layout) -> `nn` modules.
+
+    {"inputs": {"x": {"descriptor": {"shape": [1, 3], "dataType": "float32"}},
+                "w": {"descriptor": {...}, "data": [...], "constant": true}},
+     "operators": [{"name": "add", "arguments": [{"a": "x"}, {"b": "w"}], "outputs": "y"}],
+     "outputs": ["y"]}                      # or the keys of "expectedOutputs"
+
+A top level of {"name": ..., "graph": {...}} is accepted too. Constant data may live in a
+binary side file: "data": {"file": "w.bin", "byteOffset": 0}, resolved inside the JSON's folder.
+"""
+import json
+import os
+
+import numpy as np
+
+import estuary.dialects  # noqa: F401
+from estuary import dtypes
+from estuary.dialects.core import TensorSpec
+from estuary.dialects.graph import Graph
+from estuary.errors import EstuaryError, ModelImportError, VerificationError, where
+from estuary.importers.webnn import ops  # noqa: F401  (registers the mappings)
+from estuary.importers.webnn.registry import OPS, OpContext, options_of
+
+MAX_ELEMENTS = 1 << 31  # refuse absurd declared shapes before allocating anything
+
+
+def load_graph(source, base_dir=None):
+    """Import a WebNN JSON file path (or an already parsed dict) into an NNModule."""
+    if isinstance(source, dict):
+        doc, path = source, "<webnn graph>"
+        base_dir = base_dir or os.getcwd()
+    else:
+        path = os.fspath(source)
+        try:
+            with open(path, encoding="utf-8") as f:
+                doc = json.load(f)
+        except FileNotFoundError:
+            raise ModelImportError(f"{path}: no such file") from None
+        except (OSError, UnicodeDecodeError) as e:
+            raise ModelImportError(f"{path}: cannot read ({e})") from None
+        except json.JSONDecodeError as e:
+            raise ModelImportError(f"{path}: invalid JSON at line {e.lineno} column {e.colno}: {e.msg}") from None
+        base_dir = os.path.dirname(os.path.abspath(path))
+    return GraphLoader(doc, path, base_dir).load()
+
+
+def _descriptor(path, name, entry):
+    desc = entry.get("descriptor") if isinstance(entry, dict) else None
+    if not isinstance(desc, dict):
+        raise ModelImportError(f"{path}: operand {name!r} has no 'descriptor'")
+    dtype = desc.get("dataType", desc.get("type"))
+    shape = desc.get("shape", desc.get("dimensions"))
+    if dtype not in dtypes.NUMPY:
+        raise ModelImportError(f"{path}: operand {name!r} has unsupported dataType {dtype!r}; "
+                               f"expected one of {list(dtypes.NUMPY)}")
+    if not isinstance(shape, list) or not all(isinstance(d, int) and not isinstance(d, bool) and d > 0
+                                              for d in shape):
+        raise ModelImportError(f"{path}: operand {name!r} has an invalid shape {shape!r} "
+                               "(a list of positive integers)")
+    spec = TensorSpec(shape, dtype)
+    if spec.size > MAX_ELEMENTS:
+        raise ModelImportError(f"{path}: operand {name!r} declares {spec.size} elements, more than "
+                               f"the {MAX_ELEMENTS} supported")
+    return spec
+
+
+class GraphLoader:
+    def __init__(self, doc, path, base_dir):
+        self.path = path
+        self.base_dir = base_dir
+        if not isinstance(doc, dict):
+            raise ModelImportError(f"{path}: top level must be a JSON object")
+        if "graph" in doc and isinstance(doc["graph"], dict):
+            doc = doc["graph"]
+        self.doc = doc
+        self.graph = Graph(path, "webnn")
+        self.values = {}  # operand name -> Value
+        self.kinds = {}  # operand name -> "input" | "constant" | "output"
+
+    def fail(self, message):
+        raise ModelImportError(f"{self.path}: {message}")
+
+    # ------------------------------------------------------------ operands
+
+    def _data(self, name, entry, spec):
+        data = entry.get("data")
+        if data is None:
+            self.fail(f"constant {name!r} has no 'data'")
+        if isinstance(data, dict):
+            return self._side_file(name, data, spec)
+        try:
+            array = np.asarray(data, dtype=np.float64 if spec.dtype in dtypes.FLOATS else None)
+        except (ValueError, TypeError) as e:
+            self.fail(f"constant {name!r} has malformed data ({e})")
+        if array.dtype.kind not in "biuf":
+            self.fail(f"constant {name!r} data must be numbers")
+        if array.size != spec.size:
+            self.fail(f"constant {name!r} has {array.size} values, its descriptor {spec} needs {spec.size}")
+        if spec.dtype not in dtypes.FLOATS:
+            if array.dtype.kind == "f" and not np.all(np.isfinite(array)) or np.any(array != np.round(array)):
+                self.fail(f"constant {name!r} of type {spec.dtype} has non-integer data")
+            info = np.iinfo(dtypes.to_numpy(spec.dtype))
+            if array.size and (array.min() < info.min or array.max() > info.max):
+                self.fail(f"constant {name!r} has values outside the {spec.dtype} range")
+        return array.astype(dtypes.to_numpy(spec.dtype)).reshape(spec.shape)
+
+    def _side_file(self, name, ref, spec):
+        rel = ref.get("file")
+        if not isinstance(rel, str) or not rel:
+            self.fail(f"constant {name!r}: 'data.file' must be a relative file name")
+        if os.path.isabs(rel) or ".." in rel.replace("\\", "/").split("/"):
+            self.fail(f"constant {name!r}: data file {rel!r} must stay inside the model folder")
+        full = os.path.realpath(os.path.join(self.base_dir, rel))
+        if not full.startswith(os.path.realpath(self.base_dir) + os.sep):
+            self.fail(f"constant {name!r}: data file {rel!r} resolves outside the model folder")
+        offset = ref.get("byteOffset", 0)
+        if not isinstance(offset, int) or offset < 0:
+            self.fail(f"constant {name!r}: byteOffset must be a non-negative integer")
+        nbytes = spec.size * dtypes.to_numpy(spec.dtype).itemsize
+        try:
+            size = os.path.getsize(full)
+            if offset + nbytes > size:
+                self.fail(f"constant {name!r}: data file {rel!r} has {size} bytes, the tensor needs "
+                          f"{nbytes} bytes at offset {offset} (truncated file?)")
+            with open(full, "rb") as f:
+                f.seek(offset)
+                raw = f.read(nbytes)
+        except OSError as e:
+            self.fail(f"constant {name!r}: cannot read data file {rel!r} ({e.strerror})")
+        return np.frombuffer(raw, dtype=dtypes.to_numpy(spec.dtype).newbyteorder("<")) \
+            .astype(dtypes.to_numpy(spec.dtype)).reshape(spec.shape)
+
+    def _operands(self):
+        inputs = self.doc.get("inputs", {})
+        if not isinstance(inputs, dict):
+            self.fail("'inputs' must be an object name -> {descriptor, data?, constant?}")
+        for name, entry in inputs.items():
+            spec = _descriptor(self.path, name, entry)
+            if entry.get("constant"):
+                array = self._data(name, entry, spec)
+                self.values[name] = self.graph.constant(array, spec, name=name)
+                self.kinds[name] = "constant"
+            else:
+                self.values[name] = self.graph.input(name, spec)
+                self.kinds[name] = "input"
+
+    # ------------------------------------------------------------ operators
+
+    def _ordered_operators(self):
+        """Operators in dependency order; errors for unknown names, duplicates and cycles."""
+        operators = self.doc.get("operators")
+        if not isinstance(operators, list) or not operators:
+            self.fail("'operators' must be a non-empty list")
+        producer = {}
+        for i, op in enumerate(operators):
+            if not isinstance(op, dict) or not isinstance(op.get("name"), str):
+                self.fail(f"operator #{i} must be an object with a 'name'")
+            for out in _output_names(op):
+                if out in producer or out in self.values:
+                    self.fail(f"operand name {out!r} is defined twice (operator #{i}, {op['name']})")
+                producer[out] = i
+        order, state = [], {}
+
+        def visit(i, stack):
+            if state.get(i) == "done":
+                return
+            if state.get(i) == "active":
+                cycle = " -> ".join(f"#{j} {operators[j]['name']}" for j in stack + [i])
+                self.fail(f"the operators form a cycle: {cycle}")
+            state[i] = "active"
+            for ref in _referenced_names(operators[i]):
+                if ref in producer:
+                    visit(producer[ref], stack + [i])
+            state[i] = "done"
+            order.append(i)
+
+        for i in range(len(operators)):
+            visit(i, [])
+        return [(i, operators[i]) for i in order]
+
+    def _resolve(self, label, op_name, ref):
+        if isinstance(ref, list):
+            return [self._resolve(label, op_name, r) for r in ref]
+        if not isinstance(ref, str) or ref not in self.values:
+            raise VerificationError(f"{where(self.path, label, op_name)}: unknown operand {ref!r}")
+        return self.values[ref]
+
+    def _call(self, index, op):
+        name = op["name"]
+        outputs = _output_names(op)
+        label = (op.get("arguments") and _label_of(op)) or (outputs[0] if len(outputs) == 1 else name)
+        spec = OPS.get(name)
+        if spec is None:
+            raise EstuaryError(f"{where(self.path, label, name)}: unsupported WebNN operation "
+                               f"(operator #{index})")
+        c = OpContext(self.graph, name, label)
+        args = op.get("arguments", [])
+        if isinstance(args, dict):
+            args = [{k: v} for k, v in args.items()]
+        if not isinstance(args, list) or not all(isinstance(a, dict) and len(a) == 1 for a in args):
+            c.fail("'arguments' must be a list of single-key objects {param: value}")
+        given = {}
+        for a in args:
+            ((k, v),) = a.items()
+            if k not in spec.params:
+                c.fail(f"unknown argument {k!r}; {name} takes {spec.params}")
+            given[k] = v
+        positional = []
+        for p in spec.params:
+            if p in given:
+                v = given[p]
+            elif p in spec.defaults:
+                v = spec.defaults[p]
+            elif p == "options":
+                v = {}
+            else:
+                c.fail(f"missing argument {p!r}")
+            if p in spec.operands:
+                v = self._resolve(label, name, v)
+            elif p == "options":
+                v = dict(options_of(c, spec, v))
+                for k in spec.option_operands:
+                    if k in v and v[k] is not None:
+                        v[k] = self._resolve(label, name, v[k])
+            positional.append(v)
+        result = spec.fn(c, *positional)
+        results = result if isinstance(result, list) else [result]
+        if len(results) != len(outputs):
+            c.fail(f"produces {len(results)} output(s) but {len(outputs)} name(s) are given in 'outputs'")
+        for out, value in zip(outputs, results):
+            self.values[out] = value
+            self.kinds[out] = "output"
+
+    def load(self):
+        self._operands()
+        for index, op in self._ordered_operators():
+            self._call(index, op)
+        names = self.doc.get("outputs")
+        if names is None:
+            names = list((self.doc.get("expectedOutputs") or {}).keys())
+        if isinstance(names, str):
+            names = [names]
+        if not names:
+            self.fail("the graph names no outputs ('outputs' or 'expectedOutputs')")
+        outs = []
+        for n in names:
+            if n not in self.values:
+                self.fail(f"output {n!r} is not produced by any operator")
+            if self.kinds[n] != "output":
+                self.fail(f"output {n!r} is a graph {self.kinds[n]}; outputs must be operator results "
+                          "(use identity)")
+            outs.append((n, self.values[n]))
+        return self.graph.finish(outs)
+
+
+def _output_names(op):
+    outs = op.get("outputs")
+    if isinstance(outs, str):
+        return [outs]
+    if isinstance(outs, list) and outs and all(isinstance(o, str) for o in outs):
+        return outs
+    raise ModelImportError(f"operator {op.get('name')!r}: 'outputs' must be a name or a list of names")
+
+
+def _label_of(op):
+    for a in op.get("arguments", []):
+        if isinstance(a, dict) and isinstance(a.get("options"), dict) and a["options"].get("label"):
+            return a["options"]["label"]
+    return None
+
+
+def _referenced_names(op):
+    """Every string in the operator's arguments (operand references among them)."""
+    found = []
+
+    def walk(v):
+        if isinstance(v, str):
+            found.append(v)
+        elif isinstance(v, list):
+            for x in v:
+                walk(x)
+        elif isinstance(v, dict):
+            for x in v.values():
+                walk(x)
+
+    walk(op.get("arguments", []))
+    return found

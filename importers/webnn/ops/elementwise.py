@@ -1,0 +1,51 @@
+"""WebNN mappings: element-wise binary/unary/logical ops, cast, clamp, where (§7.7.7-8, 12-14, 47)."""
+import math
+
+from estuary.importers.webnn.registry import webnn_op
+
+_BINARY = {"add": "add", "sub": "sub", "mul": "mul", "div": "div", "max": "max", "min": "min",
+           "pow": "pow", "equal": "equal", "greater": "greater", "greaterOrEqual": "greater_or_equal",
+           "lesser": "lesser", "lesserOrEqual": "lesser_or_equal", "logicalAnd": "logical_and",
+           "logicalOr": "logical_or", "logicalXor": "logical_xor"}
+
+_UNARY = {"abs": "abs", "ceil": "ceil", "cos": "cos", "erf": "erf", "exp": "exp", "floor": "floor",
+          "identity": "identity", "log": "log", "neg": "neg", "reciprocal": "reciprocal", "sin": "sin",
+          "sqrt": "sqrt", "tan": "tan", "logicalNot": "logical_not"}
+
+
+def _binary(nn_name):
+    def fn(c, a, b, options):
+        return c.op(nn_name, [a, b])
+    return fn
+
+
+def _unary(nn_name, param):
+    def fn(c, x, options):
+        return c.op(nn_name, [x])
+    return fn
+
+
+for _js, _nn in _BINARY.items():
+    webnn_op(_js, ["a", "b", "options"], operands=["a", "b"], options=[])(_binary(_nn))
+
+for _js, _nn in _UNARY.items():
+    _param = "a" if _js == "logicalNot" else "input"
+    webnn_op(_js, [_param, "options"], operands=[_param], options=[])(_unary(_nn, _param))
+
+
+@webnn_op("cast", ["input", "type", "options"], operands=["input"], options=[])
+def cast(c, input, type, options):
+    return c.op("cast", [input], to=type)
+
+
+@webnn_op("clamp", ["input", "options"], operands=["input"], options=["minValue", "maxValue"])
+def clamp(c, input, options):
+    lo = options.get("minValue", -math.inf)
+    hi = options.get("maxValue", math.inf)
+    return c.op("clamp", [input], min_value=lo, max_value=hi)
+
+
+@webnn_op("where", ["condition", "trueValue", "falseValue", "options"],
+          operands=["condition", "trueValue", "falseValue"], options=[])
+def where(c, condition, true_value, false_value, options):
+    return c.op("where", [condition, true_value, false_value])

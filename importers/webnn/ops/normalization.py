@@ -1,0 +1,2 @@
+"""WebNN mappings: normalization family."""
+from estuary.importers.webnn.registry import webnn_op  # noqa: F401

@@ -1,0 +1,12 @@
+"""lower-nn-to-tosa: replace every nn op by TOSA/linalg (rules in passes/lowering/)."""
+from estuary.passes import register
+from estuary.passes.lowering import lower_module
+
+
+@register("lower-nn-to-tosa")
+def lower_nn_to_tosa(nn):
+    """Lower all nn ops to TOSA + linalg/tensor/arith/math; error naming any op left over."""
+    from iree.compiler import ir
+
+    with nn.context, ir.Location.unknown():
+        lower_module(nn.module, nn.source)

@@ -1,0 +1,125 @@
+"""Lowering `nn` ops to TOSA (+ linalg/tensor/arith/math): one small rule per op.
+
+A rule is registered with `@lower("conv2d")` and receives a `Node`: the op's lowered operand
+values grouped as declared (`n.inputs`), their specs (`n.in_specs`), the result specs
+(`n.out_specs`), the attributes (`n.attrs`) and the typed view (`n.op`). It builds the
+replacement at the current insertion point and returns one Value or a list of Values.
+Rules live in family modules (elementwise, convolution, pooling, ...), imported below.
+"""
+from dataclasses import dataclass
+
+from iree.compiler import ir
+
+from estuary.dialects import core, graph
+from estuary.dialects.core import TensorSpec
+from estuary.errors import LoweringError, where
+from estuary.passes.lowering.common import storage
+
+RULES = {}
+
+
+def lower(*names):
+    """Register the decorated function as the lowering rule of the named nn op(s)."""
+
+    def wrap(fn):
+        for name in names:
+            if name in RULES:
+                raise ValueError(f"lowering for nn.{name} registered twice")
+            RULES[name] = fn
+        return fn
+
+    return wrap
+
+
+@dataclass
+class Node:
+    op: object  # typed view of the nn op
+    name: str  # op short name
+    inputs: list  # lowered operand Values, grouped as declared
+    in_specs: list  # nn-level TensorSpecs, grouped the same way
+    out_specs: list  # nn-level result TensorSpecs
+    attrs: dict
+
+    @property
+    def out(self):
+        """The single result spec."""
+        return self.out_specs[0]
+
+
+def _group_specs(opdef, op):
+    groups = graph.operand_groups(opdef, op)
+    out = []
+    for g in groups:
+        if g is None:
+            out.append(None)
+        elif isinstance(g, list):
+            out.append([TensorSpec.of_type(v.type) for v in g])
+        else:
+            out.append(TensorSpec.of_type(g.type))
+    return out
+
+
+def _retype_signature(func_op):
+    """Signless integer types on @main's arguments and results."""
+    block = func_op.regions[0].blocks[0]
+    for arg in block.arguments:
+        arg.set_type(storage(TensorSpec.of_type(arg.type)))
+    ftype = ir.FunctionType(ir.TypeAttr(func_op.attributes["function_type"]).value)
+    results = [storage(TensorSpec.of_type(t)) for t in ftype.results]
+    func_op.attributes["function_type"] = ir.TypeAttr.get(
+        ir.FunctionType.get([a.type for a in block.arguments], results))
+
+
+def nn_ops(root):
+    found = []
+
+    def visit(op):
+        if op.name.startswith("nn."):
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    root.walk(visit)
+    return found
+
+
+def describe(ops):
+    return "; ".join(where(None, graph.loc_name(o), o.name) for o in ops)
+
+
+def lower_module(module, source="<memory>"):
+    """Replace every nn op of `module` (an ir.Module) by TOSA/linalg; LoweringError if any stays."""
+    from estuary.passes.lowering import families  # noqa: F401  (registers the rules)
+
+    ops = nn_ops(module.operation)
+    missing = [o for o in ops if o.name[3:] not in RULES]
+    if missing:
+        raise LoweringError(f"{source}: no lowering for: {describe(missing)}")
+    # Specs are read before any replacement: lowered values lose integer signedness.
+    plans = []
+    for o in ops:
+        opdef = core.get(o.name)
+        plans.append((o, opdef, _group_specs(opdef, o), [TensorSpec.of_type(r.type) for r in o.results]))
+    for f in module.body.operations:
+        if f.operation.name == "func.func":
+            _retype_signature(f.operation)
+    for o, opdef, in_specs, out_specs in plans:
+        node = Node(o.opview, opdef.name, graph.operand_groups(opdef, o), in_specs, out_specs,
+                    graph.op_attrs(opdef, o))
+        with ir.InsertionPoint(o), o.location:
+            try:
+                result = RULES[opdef.name](node)
+            except core.VerifyError as e:
+                raise LoweringError(f"{where(source, graph.loc_name(o), o.name)}: {e}") from None
+        results = result if isinstance(result, (list, tuple)) else [result]
+        if len(results) != len(o.results):
+            raise LoweringError(f"{where(source, graph.loc_name(o), o.name)}: rule returned "
+                                f"{len(results)} values for {len(o.results)} results")
+        for old, new, spec in zip(o.results, results, out_specs):
+            if new.type != storage(spec):
+                raise LoweringError(f"{where(source, graph.loc_name(o), o.name)}: lowering produced "
+                                    f"{new.type}, expected {storage(spec)}")
+            old.replace_all_uses_with(new)
+        o.erase()
+    left = nn_ops(module.operation)
+    if left:
+        raise LoweringError(f"{source}: nn ops left after lowering: {describe(left)}")

@@ -1,0 +1,194 @@
+"""Helpers shared by the lowering rules (nn -> TOSA / linalg / tensor / arith / math).
+
+Every helper builds at the current insertion point and location (the lowering driver sets both
+to the `nn` op being replaced), and works on *lowered* values: tensors whose integer element
+types are signless. Signedness lives in the WebNN dtype names of the `TensorSpec`s the driver
+hands each rule (`n.in_specs`, `n.out_specs`).
+"""
+import math
+
+import numpy as np
+from iree.compiler import ir
+from iree.compiler.dialects import arith, linalg, tensor, tosa
+
+from estuary import dtypes
+from estuary.dialects.core import TensorSpec
+from estuary.dialects.graph import constant_attr
+
+
+def storage(spec):
+    """Lowered tensor type of a spec (signless integers)."""
+    return ir.RankedTensorType.get(list(spec.shape), dtypes.storage_type(spec.dtype))
+
+
+def tensor_type(shape, element):
+    return ir.RankedTensorType.get(list(shape), element)
+
+
+def shape_of(value):
+    return list(ir.RankedTensorType(value.type).shape)
+
+
+def element_of(value):
+    return ir.RankedTensorType(value.type).element_type
+
+
+def const(array, dtype):
+    """A tosa.const of `array` (any shape, scalar too) as WebNN dtype `dtype`."""
+    array = np.asarray(array, dtype=dtypes.to_numpy(dtype))
+    return tosa.const(constant_attr(array, TensorSpec(array.shape, dtype), signless=True))
+
+
+def scalar_like(value, spec, rank=None):
+    """A constant broadcastable against a tensor of `spec` (shape [1]*rank)."""
+    rank = spec.rank if rank is None else rank
+    return const(np.full([1] * rank, value), spec.dtype)
+
+
+def zero_point(dtype, value=0):
+    """The rank-1 zero-point operand TOSA conv/matmul/pool/negate ops take."""
+    return const(np.array([value]), dtype)
+
+
+def shape_value(values):
+    """A !tosa.shape<N> constant (reshape sizes, slice starts, pad amounts, tile multiples)."""
+    values = [int(v) for v in values]
+    t = ir.Type.parse(f"!tosa.shape<{len(values)}>")
+    attr = ir.DenseElementsAttr.get(np.array(values, dtype=np.int64), type=tensor_type([len(values)], ir.IndexType.get()))
+    return tosa.const_shape(t, attr)
+
+
+def reshape(value, shape):
+    shape = [int(s) for s in shape]
+    if shape_of(value) == shape:
+        return value
+    return tosa.reshape(value, shape_value(shape), results=[tensor_type(shape, element_of(value))])
+
+
+def transpose(value, perm):
+    perm = [int(p) for p in perm]
+    if perm == list(range(len(perm))):
+        return value
+    shape = shape_of(value)
+    return tosa.transpose(tensor_type([shape[p] for p in perm], element_of(value)), value, perm)
+
+
+def slice_(value, start, size):
+    if list(start) == [0] * len(start) and list(size) == shape_of(value):
+        return value
+    return tosa.slice(tensor_type(size, element_of(value)), value, shape_value(start), shape_value(size))
+
+
+def concat(values, axis):
+    if len(values) == 1:
+        return values[0]
+    shape = shape_of(values[0])
+    shape[axis] = sum(shape_of(v)[axis] for v in values)
+    return tosa.concat(values, axis, results=[tensor_type(shape, element_of(values[0]))])
+
+
+def pad_constant(value, pads, fill, dtype):
+    """Pad with a constant; `pads` is [(before, after)] per dimension."""
+    if all(b == 0 and a == 0 for b, a in pads):
+        return value
+    shape = [s + b + a for s, (b, a) in zip(shape_of(value), pads)]
+    flat = [p for pair in pads for p in pair]
+    return tosa.pad(tensor_type(shape, element_of(value)), value, shape_value(flat), const(np.array([fill]), dtype))
+
+
+def expand_rank(value, rank):
+    """Prepend size-1 dimensions up to `rank` (TOSA elementwise ops want equal ranks)."""
+    shape = shape_of(value)
+    return reshape(value, [1] * (rank - len(shape)) + shape) if len(shape) < rank else value
+
+
+def broadcast_to(value, shape):
+    """Materialize numpy-style broadcasting of `value` to `shape` (tosa.tile)."""
+    value = expand_rank(value, len(shape))
+    src = shape_of(value)
+    if src == list(shape):
+        return value
+    multiples = [d // s if s == 1 else 1 for s, d in zip(src, shape)]
+    return tosa.tile(tensor_type(shape, element_of(value)), value, shape_value(multiples))
+
+
+def cast(value, src_dtype, dst_dtype):
+    """Convert between WebNN dtypes with TOSA semantics for signed types (see cast rule)."""
+    if src_dtype == dst_dtype:
+        return value
+    out = tensor_type(shape_of(value), dtypes.storage_type(dst_dtype))
+    return tosa.cast(out, value)
+
+
+def mul(a, b, out_type):
+    """tosa.mul (its third operand is the integer shift, zero here)."""
+    return tosa.mul(out_type, a, b, const(np.array([0]), "int8"))
+
+
+def float_attr(element, value):
+    return ir.FloatAttr.get(element, float(value))
+
+
+def clamp(value, lo, hi):
+    """tosa.clamp with bounds of the value's element type."""
+    element = element_of(value)
+    if isinstance(element, ir.IntegerType):
+        lo_attr = ir.IntegerAttr.get(element, int(lo))
+        hi_attr = ir.IntegerAttr.get(element, int(hi))
+    else:
+        lo_attr, hi_attr = float_attr(element, lo), float_attr(element, hi)
+    return tosa.clamp(value.type, value, lo_attr, hi_attr)
+
+
+# ---------------------------------------------------------------- linalg.generic elementwise
+
+PARALLEL = "#linalg.iterator_type<parallel>"
+REDUCTION = "#linalg.iterator_type<reduction>"
+
+
+def _broadcast_map(in_shape, out_shape):
+    rank = len(out_shape)
+    offset = rank - len(in_shape)
+    exprs = []
+    for i, s in enumerate(in_shape):
+        if s == 1 and out_shape[offset + i] != 1:
+            exprs.append(ir.AffineConstantExpr.get(0))
+        else:
+            exprs.append(ir.AffineDimExpr.get(offset + i))
+    return ir.AffineMap.get(rank, 0, exprs)
+
+
+def elementwise(out_shape, out_element, inputs, body):
+    """A linalg.generic over `out_shape` with numpy broadcasting of `inputs`.
+
+    `body(*scalars)` builds the scalar computation (arith/math ops) and returns one scalar.
+    Use it where TOSA has no op or no unsigned variant.
+    """
+    out_shape = [int(s) for s in out_shape]
+    out_t = tensor_type(out_shape, out_element)
+    init = tensor.empty(out_shape, out_element)
+    maps = [_broadcast_map(shape_of(v), out_shape) for v in inputs]
+    maps.append(ir.AffineMap.get_identity(len(out_shape)))
+    iters = [ir.Attribute.parse(PARALLEL)] * len(out_shape)
+    op = linalg.GenericOp([out_t], list(inputs), [init],
+                          ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps]),
+                          ir.ArrayAttr.get(iters))
+    block = op.regions[0].blocks.append(*[element_of(v) for v in inputs], out_element)
+    with ir.InsertionPoint(block):
+        linalg.YieldOp([body(*block.arguments[:len(inputs)])])
+    return op.result
+
+
+def scalar_const(element, value):
+    """An arith.constant scalar of `element` type (inside generic bodies)."""
+    if isinstance(element, ir.IntegerType):
+        width = ir.IntegerType(element).width
+        value = int(value) & ((1 << width) - 1)  # two's complement bits of the value
+        if value >= 1 << (width - 1):
+            value -= 1 << width
+        return arith.constant(element, value)
+    return arith.constant(element, float(value))
+
+
+def num_elements(shape):
+    return math.prod(shape)

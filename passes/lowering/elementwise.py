@@ -1,0 +1,268 @@
+"""Lowering rules: element-wise binary/unary/comparison/logical ops, where, cast, clamp.
+
+TOSA covers signed/float arithmetic; where TOSA has no op, no unsigned variant or a different
+rounding, a linalg.generic with arith/math bodies (`C.elementwise`) does the work.
+"""
+import math
+
+import numpy as np
+from iree.compiler import ir
+from iree.compiler.dialects import arith, tosa
+from iree.compiler.dialects import math as mathd
+
+from estuary import dtypes
+from estuary.passes.lowering import common as C
+from estuary.passes.lowering import lower
+
+
+def _is_float(spec):
+    return spec.dtype in dtypes.FLOATS
+
+
+def _unsigned(spec):
+    return spec.dtype in dtypes.UNSIGNED
+
+
+def _broadcast_operands(n):
+    rank = n.out.rank
+    return [C.expand_rank(v, rank) for v in n.inputs]
+
+
+@lower("add", "sub", "mul")
+def lower_add_sub_mul(n):
+    a, b = _broadcast_operands(n)
+    out = C.storage(n.out)
+    if n.name == "add":
+        return tosa.add(out, a, b)
+    if n.name == "sub":
+        return tosa.sub(out, a, b)
+    if _is_float(n.out):
+        return C.mul(a, b, out)
+    # tosa.mul on integers only takes i32; the generic body keeps every width and wraps.
+    return C.elementwise(n.out.shape, out.element_type, [a, b], arith.muli)
+
+
+def _int_div_body(unsigned, element):
+    """Truncating division with 0 for division by zero and wrap for MIN / -1 (no traps)."""
+
+    def body(x, y):
+        zero = C.scalar_const(element, 0)
+        one = C.scalar_const(element, 1)
+        is_zero = arith.cmpi(arith.CmpIPredicate.eq, y, zero)
+        safe = arith.select(is_zero, one, y)
+        if unsigned:
+            q = arith.divui(x, safe)
+        else:
+            minus_one = C.scalar_const(element, -1)
+            is_m1 = arith.cmpi(arith.CmpIPredicate.eq, safe, minus_one)
+            q = arith.select(is_m1, arith.subi(zero, x), arith.divsi(x, arith.select(is_m1, one, safe)))
+        return arith.select(is_zero, zero, q)
+
+    return body
+
+
+@lower("div")
+def lower_div(n):
+    a, b = _broadcast_operands(n)
+    element = C.storage(n.out).element_type
+    if _is_float(n.out):
+        body = arith.divf
+    else:
+        body = _int_div_body(_unsigned(n.out), element)
+    return C.elementwise(n.out.shape, element, [a, b], body)
+
+
+@lower("max", "min")
+def lower_max_min(n):
+    a, b = _broadcast_operands(n)
+    element = C.storage(n.out).element_type
+    big = n.name == "max"
+    if _is_float(n.out):
+        body = arith.maximumf if big else arith.minimumf  # NaN-propagating
+    elif _unsigned(n.out):
+        body = arith.maxui if big else arith.minui
+    else:
+        body = arith.maxsi if big else arith.minsi
+    return C.elementwise(n.out.shape, element, [a, b], body)
+
+
+@lower("pow")
+def lower_pow(n):
+    a, b = _broadcast_operands(n)
+    element = C.storage(n.out).element_type
+    if _is_float(n.out):
+        return C.elementwise(n.out.shape, element, [a, b], mathd.powf)
+    return C.elementwise(n.out.shape, element, [a, b], mathd.ipowi)
+
+
+_FCMP = {"equal": "OEQ", "greater": "OGT", "greater_or_equal": "OGE", "lesser": "OLT", "lesser_or_equal": "OLE"}
+_ICMP = {"equal": "eq", "greater": "gt", "greater_or_equal": "ge", "lesser": "lt", "lesser_or_equal": "le"}
+
+
+def _to_u8(flag):
+    return arith.extui(ir.IntegerType.get_signless(8), flag)
+
+
+@lower("equal", "greater", "greater_or_equal", "lesser", "lesser_or_equal")
+def lower_compare(n):
+    a, b = _broadcast_operands(n)
+    spec = n.in_specs[0]
+    if _is_float(spec):
+        pred = getattr(arith.CmpFPredicate, _FCMP[n.name])
+        body = lambda x, y: _to_u8(arith.cmpf(pred, x, y))  # noqa: E731
+    else:
+        key = _ICMP[n.name]
+        if key != "eq":
+            key = ("u" if _unsigned(spec) else "s") + key
+        pred = getattr(arith.CmpIPredicate, key)
+        body = lambda x, y: _to_u8(arith.cmpi(pred, x, y))  # noqa: E731
+    return C.elementwise(n.out.shape, ir.IntegerType.get_signless(8), [a, b], body)
+
+
+def _nonzero(x):
+    return arith.cmpi(arith.CmpIPredicate.ne, x, C.scalar_const(x.type, 0))
+
+
+_LOGIC = {"logical_and": arith.andi, "logical_or": arith.ori, "logical_xor": arith.xori}
+
+
+@lower("logical_and", "logical_or", "logical_xor")
+def lower_logical(n):
+    a, b = _broadcast_operands(n)
+    op = _LOGIC[n.name]
+    body = lambda x, y: _to_u8(op(_nonzero(x), _nonzero(y)))  # noqa: E731
+    return C.elementwise(n.out.shape, ir.IntegerType.get_signless(8), [a, b], body)
+
+
+@lower("logical_not")
+def lower_logical_not(n):
+    (a,) = n.inputs
+    body = lambda x: _to_u8(arith.cmpi(arith.CmpIPredicate.eq, x, C.scalar_const(x.type, 0)))  # noqa: E731
+    return C.elementwise(n.out.shape, ir.IntegerType.get_signless(8), [a], body)
+
+
+_TOSA_UNARY = {"ceil": tosa.ceil, "cos": tosa.cos, "exp": tosa.exp, "floor": tosa.floor,
+               "log": tosa.log, "reciprocal": tosa.reciprocal, "sin": tosa.sin}
+_MATH_UNARY = {"sqrt": mathd.sqrt, "tan": mathd.tan}
+
+
+@lower(*_TOSA_UNARY)
+def lower_tosa_unary(n):
+    return _TOSA_UNARY[n.name](C.storage(n.out), n.inputs[0])
+
+
+@lower(*_MATH_UNARY)
+def lower_math_unary(n):
+    element = C.storage(n.out).element_type
+    return C.elementwise(n.out.shape, element, [n.inputs[0]], _MATH_UNARY[n.name])
+
+
+@lower("erf")
+def lower_erf(n):
+    return tosa.erf(C.storage(n.out), n.inputs[0])
+
+
+@lower("abs")
+def lower_abs(n):
+    if _is_float(n.out) or n.out.dtype == "int32":
+        return tosa.abs(C.storage(n.out), n.inputs[0])
+    element = C.storage(n.out).element_type
+    return C.elementwise(n.out.shape, element, [n.inputs[0]], mathd.absi)
+
+
+@lower("neg")
+def lower_neg(n):
+    element = C.storage(n.out).element_type
+    if _is_float(n.out):
+        return C.elementwise(n.out.shape, element, [n.inputs[0]], arith.negf)
+    return C.elementwise(n.out.shape, element, [n.inputs[0]],
+                         lambda x: arith.subi(C.scalar_const(element, 0), x))
+
+
+@lower("identity")
+def lower_identity(n):
+    return n.inputs[0]
+
+
+def _float_to_int_body(src_element, dst_element, dst_dtype):
+    """Truncate toward zero, saturate to the target range, NaN -> 0 (WebNN cast)."""
+    info = np.iinfo(dtypes.to_numpy(dst_dtype))
+    unsigned = dst_dtype in dtypes.UNSIGNED
+
+    def body(x):
+        f64 = ir.F64Type.get()
+        wide = arith.extf(f64, x) if not isinstance(src_element, ir.F64Type) else x
+        lo = C.scalar_const(f64, float(info.min))
+        hi_value = float(info.max)
+        hi = C.scalar_const(f64, hi_value)
+        clipped = arith.minimumf(arith.maximumf(wide, lo), hi)
+        is_nan = arith.cmpf(arith.CmpFPredicate.UNO, wide, wide)
+        clipped = arith.select(is_nan, C.scalar_const(f64, 0.0), clipped)
+        # 2^63 / 2^64 are not representable: saturate explicitly at the top.
+        at_top = arith.cmpf(arith.CmpFPredicate.OGE, clipped, hi)
+        conv = arith.fptoui(dst_element, clipped) if unsigned else arith.fptosi(dst_element, clipped)
+        return arith.select(at_top, C.scalar_const(dst_element, int(info.max)), conv)
+
+    return body
+
+
+@lower("cast")
+def lower_cast(n):
+    src, dst = n.in_specs[0], n.out
+    (x,) = n.inputs
+    if src.dtype == dst.dtype:
+        return x
+    src_el = C.element_of(x)
+    dst_el = C.storage(dst).element_type
+    if _is_float(src) and _is_float(dst):
+        body = (lambda v: arith.extf(dst_el, v)) if dtypes.bits(dst.dtype) > dtypes.bits(src.dtype) \
+            else (lambda v: arith.truncf(dst_el, v))
+    elif _is_float(src):
+        body = _float_to_int_body(src_el, dst_el, dst.dtype)
+    elif _is_float(dst):
+        body = (lambda v: arith.uitofp(dst_el, v)) if _unsigned(src) else (lambda v: arith.sitofp(dst_el, v))
+    else:
+        sw, dw = dtypes.bits(src.dtype), dtypes.bits(dst.dtype)
+        if dw == sw:
+            body = None
+        elif dw < sw:
+            body = lambda v: arith.trunci(dst_el, v)  # noqa: E731
+        else:
+            body = (lambda v: arith.extui(dst_el, v)) if _unsigned(src) else (lambda v: arith.extsi(dst_el, v))
+        if body is None:
+            return x  # same width: only the interpretation of the bits changes
+    return C.elementwise(dst.shape, dst_el, [x], body)
+
+
+@lower("clamp")
+def lower_clamp(n):
+    (x,) = n.inputs
+    lo, hi = n.attrs["min_value"], n.attrs["max_value"]
+    element = C.element_of(x)
+    if _is_float(n.out):
+        # max/min via maximumf/minimumf keep NaN inputs NaN.
+        def body(v):
+            r = v
+            if lo != -math.inf:
+                r = arith.maximumf(r, C.scalar_const(element, lo))
+            if hi != math.inf:
+                r = arith.minimumf(r, C.scalar_const(element, hi))
+            return r
+    else:
+        info = np.iinfo(dtypes.to_numpy(n.out.dtype))
+        lo_i = int(max(lo, info.min)) if lo != -math.inf else int(info.min)
+        hi_i = int(min(hi, info.max)) if hi != math.inf else int(info.max)
+        mx, mn = (arith.maxui, arith.minui) if _unsigned(n.out) else (arith.maxsi, arith.minsi)
+        body = lambda v: mn(mx(v, C.scalar_const(element, lo_i)), C.scalar_const(element, hi_i))  # noqa: E731
+    return C.elementwise(n.out.shape, element, [x], body)
+
+
+@lower("where")
+def lower_where(n):
+    rank = n.out.rank
+    c, t, f = [C.expand_rank(v, rank) for v in n.inputs]
+
+    def body(cv, tv, fv):
+        return arith.select(_nonzero(cv), tv, fv)
+
+    return C.elementwise(n.out.shape, C.storage(n.out).element_type, [c, t, f], body)

@@ -1,0 +1,129 @@
+"""Compiling models: import -> nn passes -> lowering -> IREE (in process) -> Artifact (.vmfb)."""
+from dataclasses import dataclass, field
+import json
+import os
+import sys
+import time
+
+from iree.compiler import api
+
+from estuary.errors import CompileError, EstuaryError
+
+# target name -> (runtime driver, IREE flags). Chip choices for GPU targets are overridable
+# with `target_options`; the defaults are documented in the README.
+TARGETS = {
+    "llvm-cpu": ("local-task", ["--iree-hal-target-device=local",
+                                "--iree-hal-local-target-device-backends=llvm-cpu"]),
+    "vulkan-spirv": ("vulkan", ["--iree-hal-target-device=vulkan"]),
+    "cuda": ("cuda", ["--iree-hal-target-device=cuda", "--iree-cuda-target=sm_80"]),
+    "rocm": ("hip", ["--iree-hal-target-device=hip", "--iree-rocm-target=gfx942"]),
+    "metal-spirv": ("metal", ["--iree-hal-target-device=metal"]),
+}
+
+# CPU flags chosen by measurement (see README "Performance"): im2col turns convolutions into
+# the matmuls IREE's CPU backend is best at.
+CPU_FLAGS = ["--iree-global-opt-use-im2col-for-convs", "--iree-opt-level=O3"]
+
+
+def target_flags(target, cpu="host", extra=()):
+    if target not in TARGETS:
+        raise EstuaryError(f"unknown target {target!r}; choose one of {sorted(TARGETS)}")
+    flags = list(TARGETS[target][1])
+    if target == "llvm-cpu":
+        flags += [f"--iree-llvmcpu-target-cpu={cpu}"] + CPU_FLAGS
+    return flags + list(extra)
+
+
+@dataclass
+class Artifact:
+    """A compiled model: .vmfb bytes plus the signature they implement."""
+
+    vmfb: bytes
+    target: str
+    signature: dict
+    timings: dict = field(default_factory=dict)
+
+    def save(self, path):
+        path = os.fspath(path)
+        with open(path, "wb") as f:
+            f.write(self.vmfb)
+        return path
+
+    @property
+    def inputs(self):
+        return [tuple(x) for x in self.signature["inputs"]]
+
+    @property
+    def outputs(self):
+        return [tuple(x) for x in self.signature["outputs"]]
+
+
+def _progress(enabled, message):
+    if enabled:
+        print(f"[estuary] {message}", file=sys.stderr, flush=True)
+
+
+def compile_nn(nn, target="llvm-cpu", *, optimize=True, cpu="host", extra_flags=(), progress=False,
+               timings=None):
+    """Lower an NNModule (in place) and compile it with IREE; returns an Artifact."""
+    from estuary.passes import pipeline
+
+    timings = {} if timings is None else timings
+    flags = target_flags(target, cpu, extra_flags)
+    t0 = time.perf_counter()
+    _progress(progress, "optimizing and lowering the nn module")
+    pipeline.run_default(nn, optimize=optimize)
+    timings["lower_s"] = time.perf_counter() - t0
+    t1 = time.perf_counter()
+    _progress(progress, f"compiling for {target} with IREE")
+    vmfb = iree_compile(nn, flags)
+    timings["iree_s"] = time.perf_counter() - t1
+    return Artifact(vmfb, target, dict(nn.signature(), target=target), timings)
+
+
+def iree_compile(nn, flags):
+    """Hand the module to IREE without printing it; CompileError carries IREE's diagnostics."""
+    session = nn.session
+    try:
+        session.set_flags(*flags)
+    except ValueError as e:
+        raise CompileError(f"bad compiler flags {flags}: {e}") from None
+    diagnostics = []
+
+    def collect(d):
+        diagnostics.append(f"{d.location}: {d.message}")
+        return True
+
+    handler = nn.context.attach_diagnostic_handler(collect)
+    try:
+        inv = session.invocation()
+        inv.import_module(nn.module.operation)
+        ok = inv.execute()
+    finally:
+        handler.detach()
+    if not ok:
+        detail = "\n  ".join(diagnostics[:20]) or "(no diagnostics)"
+        raise CompileError(f"{nn.source}: IREE failed to compile for {' '.join(flags)}:\n  {detail}")
+    out = api.Output.open_membuffer()
+    inv.output_vm_bytecode(out)
+    return bytes(out.map_memory())
+
+
+def compile(source, target="llvm-cpu", format=None, *, optimize=True, cpu="host", extra_flags=(),
+            shapes=None, progress=False):
+    """Compile a model (path, in-memory model object, or NNModule) for `target`."""
+    from estuary.importers import import_model
+
+    timings = {}
+    t0 = time.perf_counter()
+    _progress(progress, f"importing {source if isinstance(source, (str, os.PathLike)) else type(source).__name__}")
+    nn = import_model(source, format=format, shapes=shapes)
+    timings["import_s"] = time.perf_counter() - t0
+    art = compile_nn(nn, target, optimize=optimize, cpu=cpu, extra_flags=extra_flags,
+                     progress=progress, timings=timings)
+    timings["total_s"] = time.perf_counter() - t0
+    return art
+
+
+def signature_json(art):
+    return json.dumps(art.signature, indent=2)

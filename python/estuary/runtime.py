@@ -1,0 +1,188 @@
+"""Running compiled models: `load(artifact_or_path, device)` -> Model; `model.run({...})`."""
+import json
+import os
+
+import numpy as np
+
+from estuary import dtypes
+from estuary.errors import EstuaryError, RuntimeError_, RuntimeInputError
+
+SIGNATURE_KEY = "estuary.signature"
+
+# user-facing device names -> IREE runtime drivers
+DEVICES = {
+    None: "local-task",
+    "cpu": "local-task",
+    "local-task": "local-task",
+    "local-sync": "local-sync",
+    "vulkan": "vulkan",
+    "gpu": "vulkan",
+    "cuda": "cuda",
+    "hip": "hip",
+    "rocm": "hip",
+}
+
+# target a .vmfb was compiled for -> drivers able to run it
+TARGET_DRIVERS = {
+    "llvm-cpu": {"local-task", "local-sync"},
+    "vulkan-spirv": {"vulkan"},
+    "cuda": {"cuda"},
+    "rocm": {"hip"},
+    "metal-spirv": {"metal"},
+}
+
+_CONFIGS = {}
+
+
+def _config(driver, threads=None):
+    """One runtime Config (device) per driver per process: devices are expensive to create."""
+    import iree.runtime as rt
+
+    key = (driver, threads)
+    if key not in _CONFIGS:
+        try:
+            if threads is not None and driver == "local-task":
+                rt.flags.parse_flags(f"--task_topology_max_group_count={int(threads)}")
+            _CONFIGS[key] = rt.Config(driver)
+        except (RuntimeError, ValueError) as e:
+            raise RuntimeError_(f"cannot open device {driver!r}: {e}") from None
+    return _CONFIGS[key]
+
+
+def _read_signature(vm_module, where):
+    fn = vm_module.lookup_function("main")
+    if fn is None:
+        raise RuntimeError_(f"{where}: no 'main' function in this .vmfb")
+    text = fn.reflection.get(SIGNATURE_KEY)
+    if text is None:
+        raise RuntimeError_(f"{where}: this .vmfb carries no Estuary signature (not built by estuary?)")
+    return json.loads(text)
+
+
+class Model:
+    """A loaded model. `inputs`/`outputs` are [(name, shape, dtype)]; `run` maps names to arrays."""
+
+    def __init__(self, vmfb, device=None, where="<memory>", threads=None, target=None):
+        import iree.runtime as rt
+
+        if device not in DEVICES:
+            raise RuntimeError_(f"unknown device {device!r}; choose one of {sorted(k for k in DEVICES if k)}")
+        self.driver = DEVICES[device]
+        self.where = where
+        self._config = _config(self.driver, threads)
+        try:
+            self._vm_module = rt.VmModule.copy_buffer(self._config.vm_instance, vmfb)
+        except (RuntimeError, ValueError) as e:
+            raise RuntimeError_(f"{where}: not a valid .vmfb ({e})") from None
+        self.signature = _read_signature(self._vm_module, where)
+        target = self.signature.get("target")
+        if target in TARGET_DRIVERS and self.driver not in TARGET_DRIVERS[target]:
+            raise RuntimeError_(f"{where}: compiled for target {target!r}, which device {device!r} "
+                                f"({self.driver}) cannot run; use one of {sorted(TARGET_DRIVERS[target])}")
+        try:
+            self._context = rt.SystemContext(vm_modules=[self._vm_module], config=self._config)
+        except (RuntimeError, ValueError) as e:
+            raise RuntimeError_(f"{where}: cannot load on {self.driver}: {e}") from None
+        self._fn = self._context.modules.module["main"]
+        self.inputs = [(n, tuple(s), d) for n, s, d in self.signature["inputs"]]
+        self.outputs = [(n, tuple(s), d) for n, s, d in self.signature["outputs"]]
+
+    @property
+    def format(self):
+        return self.signature.get("format")
+
+    def _check_inputs(self, feeds):
+        if not isinstance(feeds, dict):
+            raise RuntimeInputError(f"{self.where}: run() takes a dict name -> array, got {type(feeds).__name__}")
+        names = [n for n, _, _ in self.inputs]
+        unknown = sorted(set(feeds) - set(names))
+        missing = [n for n in names if n not in feeds]
+        if unknown or missing:
+            raise RuntimeInputError(f"{self.where}: inputs do not match the model: "
+                                    f"missing {missing}, unexpected {unknown}; expected {names}")
+        args = []
+        for name, shape, dtype in self.inputs:
+            arr = np.asarray(feeds[name])
+            want = dtypes.to_numpy(dtype)
+            if arr.dtype != want:
+                raise RuntimeInputError(f"{self.where}: input {name!r} has dtype {arr.dtype}, "
+                                        f"the model expects {want} ({dtype})")
+            if tuple(arr.shape) != tuple(shape):
+                raise RuntimeInputError(f"{self.where}: input {name!r} has shape {list(arr.shape)}, "
+                                        f"the model expects {list(shape)}")
+            arr = np.ascontiguousarray(arr)
+            if dtype in dtypes.UNSIGNED:  # the compiled function takes signless integers
+                arr = arr.view(np.dtype(f"i{arr.dtype.itemsize}"))
+            args.append(arr)
+        return args
+
+    def run(self, feeds):
+        """Run the model; returns {output_name: np.ndarray} in signature order."""
+        args = self._check_inputs(feeds)
+        try:
+            results = self._fn(*args)
+        except (RuntimeError, ValueError) as e:
+            raise RuntimeError_(f"{self.where}: execution failed on {self.driver}: {e}") from None
+        if not isinstance(results, (list, tuple)):
+            results = [results]
+        out = {}
+        for (name, shape, dtype), value in zip(self.outputs, results):
+            arr = self._to_host(value)
+            out[name] = arr.view(dtypes.to_numpy(dtype)).reshape(shape)
+        return out
+
+    def _to_host(self, value):
+        """Device-to-host copy into a fresh host buffer (works where host-pointer import does not)."""
+        if isinstance(value, np.ndarray):
+            return value
+        if self.driver in ("local-task", "local-sync"):
+            return np.array(value.to_host(), copy=True)
+        return _download(self._config.device, value)
+
+    def close(self):
+        """Release runtime objects (also done at interpreter exit)."""
+        self._fn = self._context = self._vm_module = None
+
+    def __repr__(self):
+        return f"Model({self.where!r}, device={self.driver!r}, inputs={self.inputs}, outputs={self.outputs})"
+
+
+def _download(device, array):
+    import iree.runtime as rt
+
+    bv = array._buffer_view
+    src = bv.get_buffer()
+    size = src.byte_length()
+    dst = device.allocator.allocate_buffer(
+        memory_type=rt.MemoryType.HOST_LOCAL | rt.MemoryType.DEVICE_VISIBLE,
+        allowed_usage=rt.BufferUsage.TRANSFER | rt.BufferUsage.MAPPING,
+        allocation_size=size)
+    sem = device.create_semaphore(0)
+    device.queue_copy(src, dst, [], [(sem, 1)])
+    sem.wait(1)
+    host = np.array(dst.map().asarray((size,), np.dtype(np.uint8)), copy=True)
+    return host.view(np.dtype(array.dtype)).reshape(array.shape)
+
+
+def load(artifact_or_path, device=None, threads=None):
+    """Load an Artifact or a .vmfb path for `device` (None/"cpu", "vulkan", "cuda", ...)."""
+    from estuary.compiler import Artifact
+
+    if isinstance(artifact_or_path, Artifact):
+        return Model(artifact_or_path.vmfb, device, "<compiled artifact>", threads)
+    path = os.fspath(artifact_or_path)
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise EstuaryError(f"{path}: cannot read ({e.strerror})") from None
+    return Model(data, device, path, threads)
+
+
+def _release_all():
+    _CONFIGS.clear()
+
+
+import atexit  # noqa: E402
+
+atexit.register(_release_all)

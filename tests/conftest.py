@@ -1,0 +1,35 @@
+import os
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(__file__))  # tests import `helpers`
+
+
+def _vulkan_available():
+    try:
+        import iree.runtime as rt
+
+        rt.get_driver("vulkan").create_default_device()
+        return True
+    except Exception:
+        return False
+
+
+VULKAN = _vulkan_available()
+
+
+def pytest_collection_modifyitems(config, items):
+    if VULKAN or os.environ.get("ESTUARY_REQUIRE_VULKAN"):
+        return  # CI sets ESTUARY_REQUIRE_VULKAN so a missing driver fails instead of skipping
+    skip = pytest.mark.skip(reason="no Vulkan device (install mesa-vulkan-drivers for lavapipe)")
+    for item in items:
+        if "vulkan" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture
+def rng():
+    import numpy as np
+
+    return np.random.default_rng(1234)

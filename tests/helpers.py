@@ -1,0 +1,119 @@
+"""Test helpers: build WebNN JSON graphs, compile and run them, compare against oracles.
+
+Oracles are independent of Estuary: onnxruntime on an equivalent ONNX graph (`run_onnx`), or
+torch on CPU where a test needs it. Tolerances follow the WebNN conformance convention.
+"""
+import numpy as np
+
+import estuary
+
+_MODELS = {}
+
+
+def graph(inputs, operators, outputs, constants=None):
+    """A WebNN JSON graph dict. inputs: {name: array-or-(shape, dtype)}; constants: {name: array}."""
+    doc = {"inputs": {}, "operators": operators, "outputs": list(outputs)}
+    for name, v in inputs.items():
+        shape, dtype = (list(v.shape), str(v.dtype)) if isinstance(v, np.ndarray) else v
+        doc["inputs"][name] = {"descriptor": {"shape": list(shape), "dataType": dtype}}
+    for name, arr in (constants or {}).items():
+        arr = np.asarray(arr)
+        doc["inputs"][name] = {"descriptor": {"shape": list(arr.shape), "dataType": str(arr.dtype)},
+                               "data": arr.reshape(-1).tolist(), "constant": True}
+    return doc
+
+
+def op(name, *args, outputs="y", **options):
+    """One operator entry: op("conv2d", ("input", "x"), ("filter", "w"), padding=[1,1,1,1])."""
+    arguments = [{k: v} for k, v in args]
+    if options:
+        arguments.append({"options": options})
+    return {"name": name, "arguments": arguments, "outputs": outputs}
+
+
+def run_graph(doc, feeds, target="llvm-cpu", device=None):
+    """Compile a WebNN graph dict for `target` and run it on `feeds`."""
+    art = estuary.compile(doc, target=target, format="webnn")
+    model = estuary.load(art, device=device or ("vulkan" if target == "vulkan-spirv" else None))
+    return model.run(feeds)
+
+
+def run_onnx(nodes, inputs, outputs, initializers=None, opset=21):
+    """Run an ONNX graph with onnxruntime (the oracle).
+
+    nodes: onnx NodeProtos; inputs: {name: array}; outputs: [(name, numpy dtype, shape or None)].
+    initializers: {name: array} constants.
+    """
+    from onnx import helper, numpy_helper
+    import onnxruntime as ort
+
+    def vi(name, dtype, shape):
+        return helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(np.dtype(dtype)), shape)
+
+    g = helper.make_graph(
+        nodes, "oracle",
+        [vi(n, a.dtype, list(a.shape)) for n, a in inputs.items()],
+        [vi(n, d, s) for n, d, s in outputs],
+        [numpy_helper.from_array(np.asarray(v), n) for n, v in (initializers or {}).items()])
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 10
+    opts = ort.SessionOptions()
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    opts.intra_op_num_threads = 1
+    sess = ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+    res = sess.run([n for n, _, _ in outputs], dict(inputs))
+    return dict(zip([n for n, _, _ in outputs], res))
+
+
+def ulp_distance(a, b):
+    """Elementwise distance in units of last place (float32/float16), NaN==NaN counts as 0."""
+    a = np.asarray(a)
+    b = np.asarray(b).astype(a.dtype)
+    itype = {2: np.int16, 4: np.int32}[a.dtype.itemsize]
+    ai = a.view(itype).astype(np.int64)
+    bi = b.view(itype).astype(np.int64)
+    sign = np.int64(1) << (a.dtype.itemsize * 8 - 1)
+    ai = np.where(ai < 0, sign - ai, ai)  # map to a monotonic integer line
+    bi = np.where(bi < 0, sign - bi, bi)
+    d = np.abs(ai - bi)
+    both_nan = np.isnan(a) & np.isnan(b)
+    return np.where(both_nan, 0, d)
+
+
+def assert_ulp(actual, expected, ulp):
+    """Float results within `ulp` units of last place (WebNN conformance style)."""
+    actual = np.asarray(actual)
+    expected = np.asarray(expected)
+    assert actual.shape == expected.shape, (actual.shape, expected.shape)
+    assert actual.dtype == expected.dtype or expected.dtype.kind == actual.dtype.kind
+    d = ulp_distance(actual, expected.astype(actual.dtype))
+    bad = d > ulp
+    assert not bad.any(), (f"{bad.sum()} of {bad.size} elements beyond {ulp} ULP; worst "
+                           f"{d.max()} ULP: got {actual[bad][:5]}, expected {expected.astype(actual.dtype)[bad][:5]}")
+
+
+def assert_exact(actual, expected):
+    actual = np.asarray(actual)
+    expected = np.asarray(expected)
+    assert actual.shape == expected.shape, (actual.shape, expected.shape)
+    if actual.dtype.kind == "f":
+        np.testing.assert_array_equal(actual, expected.astype(actual.dtype))
+    else:
+        np.testing.assert_array_equal(actual, expected.astype(actual.dtype))
+
+
+def assert_accumulated(actual, expected, n, ulp_per_term=2):
+    """Conv/matmul/reduction results: tolerance grows with the accumulation length `n`.
+
+    Combines an ULP budget (ulp_per_term * n) with an absolute floor scaled by the magnitude of
+    the data, since cancellation makes pure-ULP comparisons of sums meaningless near zero."""
+    actual = np.asarray(actual)
+    expected = np.asarray(expected).astype(actual.dtype)
+    assert actual.shape == expected.shape, (actual.shape, expected.shape)
+    eps = np.finfo(actual.dtype).eps
+    scale = max(1.0, float(np.max(np.abs(expected))) if expected.size else 1.0)
+    atol = ulp_per_term * n * eps * scale
+    ok = (ulp_distance(actual, expected) <= ulp_per_term * n) | (np.abs(actual - expected) <= atol)
+    ok |= np.isnan(actual) & np.isnan(expected)
+    assert ok.all(), (f"{(~ok).sum()} of {ok.size} elements off (n={n}, atol={atol:.3g}); got "
+                      f"{actual[~ok][:5]}, expected {expected[~ok][:5]}")
