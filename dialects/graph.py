@@ -245,6 +245,7 @@ class NNModule:
         self.outputs = list(outputs)
         self.format = format
         self.source = str(source)
+        self.target = None  # set by the compiler; recorded in the signature
         self.keep = []
 
     @property
@@ -255,12 +256,15 @@ class NNModule:
         raise VerificationError(f"{self.source}: module has no function")
 
     def signature(self):
-        return {
+        sig = {
             "format": self.format,
             "source": self.source,
             "inputs": [[n, list(s.shape), s.dtype] for n, s in self.inputs],
             "outputs": [[n, list(s.shape), s.dtype] for n, s in self.outputs],
         }
+        if self.target:
+            sig["target"] = self.target
+        return sig
 
     def write_signature(self):
         """Store the signature on @main as IREE reflection metadata (it travels into the .vmfb)."""

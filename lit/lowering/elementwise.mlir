@@ -13,7 +13,7 @@ func.func @add_broadcast(%a: tensor<2x3xf32>, %b: tensor<3xf32>) -> tensor<2x3xf
 // -----
 
 // CHECK-LABEL: func.func @sub
-// CHECK: tosa.sub
+// CHECK: arith.subi
 func.func @sub(%a: tensor<4xi32>, %b: tensor<4xi32>) -> tensor<4xi32> {
   %0 = "nn.sub"(%a, %b) : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
   return %0 : tensor<4xi32>

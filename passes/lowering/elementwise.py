@@ -28,18 +28,22 @@ def _broadcast_operands(n):
     return [C.expand_rank(v, rank) for v in n.inputs]
 
 
+_INT_ARITH = {"add": arith.addi, "sub": arith.subi, "mul": arith.muli}
+
+
 @lower("add", "sub", "mul")
 def lower_add_sub_mul(n):
     a, b = _broadcast_operands(n)
     out = C.storage(n.out)
+    if not _is_float(n.out):
+        # TOSA profiles allow only i32 here (IREE enforces them); a generic body keeps every
+        # integer width and wraps like WebNN's integer arithmetic.
+        return C.elementwise(n.out.shape, out.element_type, [a, b], _INT_ARITH[n.name])
     if n.name == "add":
         return tosa.add(out, a, b)
     if n.name == "sub":
         return tosa.sub(out, a, b)
-    if _is_float(n.out):
-        return C.mul(a, b, out)
-    # tosa.mul on integers only takes i32; the generic body keeps every width and wraps.
-    return C.elementwise(n.out.shape, out.element_type, [a, b], arith.muli)
+    return C.mul(a, b, out)
 
 
 def _int_div_body(unsigned, element):

@@ -138,10 +138,7 @@ def _demo(args):
     """Compile and run the bundled example model, print outputs and latency."""
     import estuary
 
-    here = os.path.dirname(os.path.abspath(__file__))
-    candidates = [os.path.join(here, "examples", "mobilenet_block.json"),
-                  os.path.join(os.getcwd(), "examples", "mobilenet_block.json")]
-    path = next((c for c in candidates if os.path.exists(c)), candidates[-1])
+    path = args.model
     t0 = time.perf_counter()
     art = estuary.compile(path, target=args.target)
     print(f"compiled {os.path.relpath(path)} for {args.target} in {time.perf_counter() - t0:.2f} s")
@@ -208,7 +205,8 @@ def build_parser():
     s.add_argument("--warmup", type=int, default=5)
     s.set_defaults(fn=_bench)
 
-    s = sub.add_parser("demo", help="compile and run the bundled example model")
+    s = sub.add_parser("demo", help="compile and run a model on random inputs: outputs and latency")
+    s.add_argument("model", nargs="?", default=os.path.join("examples", "mobilenet_block.json"))
     s.add_argument("--target", default="llvm-cpu", choices=["llvm-cpu", "vulkan-spirv"])
     s.set_defaults(fn=_demo)
     return p

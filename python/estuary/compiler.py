@@ -75,10 +75,12 @@ def compile_nn(nn, target="llvm-cpu", *, optimize=True, cpu="host", extra_flags=
     pipeline.run_default(nn, optimize=optimize)
     timings["lower_s"] = time.perf_counter() - t0
     t1 = time.perf_counter()
+    nn.target = target
+    nn.write_signature()
     _progress(progress, f"compiling for {target} with IREE")
     vmfb = iree_compile(nn, flags)
     timings["iree_s"] = time.perf_counter() - t1
-    return Artifact(vmfb, target, dict(nn.signature(), target=target), timings)
+    return Artifact(vmfb, target, nn.signature(), timings)
 
 
 def iree_compile(nn, flags):

@@ -1,0 +1,91 @@
+"""Runtime API: load, signature, input checking, dtype round trips, targets."""
+import numpy as np
+import pytest
+
+import estuary
+from estuary.errors import EstuaryError, RuntimeInputError
+from helpers import graph, op
+
+
+@pytest.fixture(scope="module")
+def art():
+    doc = graph({"x": ((2, 3), "float32"), "k": ((3,), "uint8")},
+                [op("mul", ("a", "x"), ("b", "x"), outputs="sq"), op("neg", ("input", "sq"), outputs="out"),
+                 op("greater", ("a", "k"), ("b", "k"), outputs="flag")], ["out", "flag"])
+    return estuary.compile(doc)
+
+
+def test_signature_and_run(art, tmp_path):
+    path = art.save(tmp_path / "m.vmfb")
+    model = estuary.load(path)  # the .vmfb alone carries names, shapes, dtypes
+    assert model.inputs == [("x", (2, 3), "float32"), ("k", (3,), "uint8")]
+    assert model.outputs == [("out", (2, 3), "float32"), ("flag", (3,), "uint8")]
+    assert model.format == "webnn"
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    outs = model.run({"x": x, "k": np.array([200, 1, 255], np.uint8)})
+    np.testing.assert_array_equal(outs["out"], -(x * x))
+    assert outs["flag"].dtype == np.uint8 and outs["flag"].tolist() == [0, 0, 0]
+
+
+@pytest.mark.parametrize("feeds,message", [
+    ({"x": np.zeros((2, 3), np.float32)}, r"missing \['k'\]"),
+    ({"x": np.zeros((2, 3), np.float32), "k": np.zeros(3, np.uint8), "z": 1}, r"unexpected \['z'\]"),
+    ({"x": np.zeros((2, 3), np.float64), "k": np.zeros(3, np.uint8)}, "has dtype float64, the model expects float32"),
+    ({"x": np.zeros((3, 2), np.float32), "k": np.zeros(3, np.uint8)}, r"has shape \[3, 2\], the model expects \[2, 3\]"),
+])
+def test_bad_inputs(art, feeds, message):
+    model = estuary.load(art)
+    with pytest.raises(RuntimeInputError, match=message):
+        model.run(feeds)
+
+
+def test_not_a_vmfb(tmp_path):
+    p = tmp_path / "junk.vmfb"
+    p.write_bytes(b"not a flatbuffer at all" * 10)
+    with pytest.raises(EstuaryError, match="junk.vmfb"):
+        estuary.load(p)
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(EstuaryError, match="cannot read"):
+        estuary.load(tmp_path / "absent.vmfb")
+
+
+def test_unknown_device(art):
+    with pytest.raises(EstuaryError, match="unknown device"):
+        estuary.load(art, device="tpu")
+
+
+def test_cpu_artifact_refuses_vulkan_device(art):
+    with pytest.raises(EstuaryError, match="compiled for target 'llvm-cpu'"):
+        estuary.load(art, device="vulkan")
+
+
+@pytest.mark.parametrize("target", ["cuda", "rocm", "metal-spirv"])
+def test_compile_only_targets(target):
+    doc = graph({"x": ((4,), "float32")}, [op("exp", ("input", "x"))], ["y"])
+    art = estuary.compile(doc, target=target)
+    assert len(art.vmfb) > 1000 and art.signature["target"] == target
+
+
+def test_unknown_target():
+    doc = graph({"x": ((4,), "float32")}, [op("exp", ("input", "x"))], ["y"])
+    with pytest.raises(EstuaryError, match="unknown target"):
+        estuary.compile(doc, target="tpu")
+
+
+@pytest.mark.vulkan
+def test_vulkan_run_matches_cpu():
+    x = np.random.default_rng(0).standard_normal((3, 5)).astype(np.float32)
+    doc = graph({"x": x}, [op("exp", ("input", "x"), outputs="e"), op("add", ("a", "e"), ("b", "x"))], ["y"])
+    vk = estuary.load(estuary.compile(doc, target="vulkan-spirv"), device="vulkan").run({"x": x})["y"]
+    np.testing.assert_allclose(vk, np.exp(x) + x, rtol=1e-5)  # GPU exp: a few ULP
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint32", "int64", "float16"])
+def test_dtype_round_trip(dtype):
+    x = (np.arange(6) % 5).astype(dtype)
+    doc = graph({"x": x}, [op("add", ("a", "x"), ("b", "x"))], ["y"])
+    y = estuary.load(estuary.compile(doc)).run({"x": x})["y"]
+    assert y.dtype == np.dtype(dtype)
+    np.testing.assert_array_equal(y, x + x)
