@@ -7,6 +7,7 @@ from estuary.dialects.ops import (  # noqa: F401
     matmul,
     normalization,
     pooling,
+    recurrent,
     reduction,
     shape,
 )

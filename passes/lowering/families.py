@@ -7,6 +7,7 @@ from estuary.passes.lowering import (  # noqa: F401
     matmul,
     normalization,
     pooling,
+    recurrent,
     reduction,
     shape,
 )

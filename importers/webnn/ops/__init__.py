@@ -6,6 +6,7 @@ from estuary.importers.webnn.ops import (  # noqa: F401
     matmul,
     normalization,
     pooling,
+    recurrent,
     reduction,
     shape,
 )

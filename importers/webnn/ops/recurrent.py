@@ -1,0 +1,2 @@
+"""WebNN mappings: recurrent family."""
+from estuary.importers.webnn.registry import webnn_op  # noqa: F401
