@@ -2,7 +2,7 @@
 from estuary.passes import PASSES, load_all
 
 # nn-level optimizations run between verification and lowering when `optimize` is on.
-OPTIMIZATIONS = []
+OPTIMIZATIONS = ["nn-fold-constants", "nn-cse", "nn-dce"]
 DEFAULT = ["nn-verify", "lower-nn-to-tosa"]
 
 

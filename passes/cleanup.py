@@ -1,0 +1,103 @@
+"""Generic nn-level clean-ups: dead-code elimination, CSE, constant folding."""
+import numpy as np
+from iree.compiler import ir
+
+from estuary import dtypes
+from estuary.dialects import core, graph
+from estuary.dialects.core import TensorSpec
+from estuary.passes import register
+from estuary.passes.lowering import nn_ops
+
+# Folding materializes results in the module: bound their size.
+FOLD_LIMIT = 1 << 22
+
+
+def _unused(op):
+    return all(not list(r.uses) for r in op.results)
+
+
+@register("nn-dce")
+def dce(nn):
+    """Erase nn ops whose results are unused (repeatedly, back to front)."""
+    for op in reversed(nn_ops(nn.module.operation)):
+        if _unused(op):
+            op.erase()
+
+
+def _key(op):
+    attrs = tuple(sorted((name, str(op.attributes[name])) for name in op.attributes))
+    return (op.name, tuple(op.operands), attrs, tuple(str(r.type) for r in op.results))
+
+
+@register("nn-cse")
+def cse(nn):
+    """Merge nn ops that compute the same thing (same op, operands, attributes, types)."""
+    seen = {}
+    for op in nn_ops(nn.module.operation):
+        key = _key(op)
+        first = seen.get(key)
+        if first is None:
+            seen[key] = op
+            continue
+        for old, new in zip(op.results, first.results):
+            old.replace_all_uses_with(new)
+        op.erase()
+
+
+def _constant_array(value):
+    owner = value.owner
+    if not isinstance(owner, ir.OpView) or owner.operation.name != "nn.constant":
+        return None
+    return graph.constant_value(owner.operation.attributes["value"])
+
+
+def _fold(op, opdef):
+    """Result arrays of `op` computed by its numpy reference, or None if it cannot fold."""
+    if opdef is None or opdef.reference is None or opdef.name == "constant":
+        return None
+    out_specs = [TensorSpec.of_type(r.type) for r in op.results]
+    if sum(s.size for s in out_specs) > FOLD_LIMIT:
+        return None
+    groups = graph.operand_groups(opdef, op)
+    arrays = []
+    for g in groups:
+        if g is None:
+            arrays.append(None)
+            continue
+        vals = [_constant_array(v) for v in (g if isinstance(g, list) else [g])]
+        if any(v is None for v in vals):
+            return None
+        arrays.append(vals if isinstance(g, list) else vals[0])
+    try:
+        result = opdef.reference(*arrays, **graph.op_attrs(opdef, op))
+    except Exception:  # a reference that cannot handle this case simply does not fold
+        return None
+    results = list(result) if isinstance(result, (list, tuple)) else [result]
+    if len(results) != len(out_specs):
+        return None
+    out = []
+    for r, spec in zip(results, out_specs):
+        r = np.asarray(r)
+        if tuple(r.shape) != spec.shape:
+            return None
+        out.append(r.astype(dtypes.to_numpy(spec.dtype)))
+    return out
+
+
+@register("nn-fold-constants")
+def fold_constants(nn):
+    """Evaluate nn ops whose operands are all constants with their numpy reference."""
+    for op in nn_ops(nn.module.operation):
+        opdef = core.get(op.name)
+        arrays = _fold(op, opdef)
+        if arrays is None:
+            continue
+        with nn.context, op.location, ir.InsertionPoint(op):
+            for old, arr in zip(op.results, arrays):
+                spec = TensorSpec.of_type(old.type)
+                attr = graph.constant_attr(arr, spec)
+                nn.keep.append(arr)
+                new = ir.Operation.create("nn.constant", results=[old.type], attributes={"value": attr})
+                old.replace_all_uses_with(new.result)
+        op.erase()
+    dce(nn)
