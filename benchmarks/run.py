@@ -1,0 +1,123 @@
+"""Estuary vs onnxruntime, side by side in one run: latency, GFLOP/s, compile time and memory.
+
+    python benchmarks/run.py                      # all five models
+    python benchmarks/run.py --models mlp,lstm --iterations 20
+    python benchmarks/run.py --models tiny --iterations 3   # the test suite's smoke run
+
+Each model is defined once in ONNX (benchmarks/models.py), converted to WebNN JSON, compiled by
+Estuary in a child process (so compile time and peak RSS are its own), and then both runtimes
+run the same inputs alternately in this process. Outputs are checked to agree.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import models  # noqa: E402
+import onnx_to_webnn  # noqa: E402
+
+_CHILD = r"""
+import json, resource, sys, time
+import estuary
+t0 = time.perf_counter()
+art = estuary.compile(sys.argv[1], target="llvm-cpu", optimize=sys.argv[3] == "1")
+art.save(sys.argv[2])
+print(json.dumps({"compile_s": time.perf_counter() - t0,
+                  "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+
+def compile_child(json_path, vmfb_path, optimize=True):
+    r = subprocess.run([sys.executable, "-c", _CHILD, json_path, vmfb_path, "1" if optimize else "0"],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"compile of {json_path} failed:\n{r.stderr[-3000:]}")
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def time_runs(fn, iterations, warmup=3):
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(iterations):
+        t0 = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t0) * 1e3)
+    return float(np.median(times)), float(np.min(times))
+
+
+def bench_model(name, workdir, iterations, optimize=True):
+    import onnxruntime as ort
+
+    import estuary
+
+    model, feeds, flops = models.MODELS_ALL[name]()
+    json_path = onnx_to_webnn.convert(model, os.path.join(workdir, f"{name}.json"))
+    vmfb = os.path.join(workdir, f"{name}.vmfb")
+    stats = compile_child(json_path, vmfb, optimize)
+    est = estuary.load(vmfb)
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    out_name = model.graph.output[0].name
+    ref = sess.run([out_name], feeds)[0]
+    got = est.run(feeds)[out_name]
+    err = float(np.max(np.abs(got - ref)) / max(1e-6, float(np.max(np.abs(ref)))))
+    # alternate the two runtimes so both see the same machine state
+    est_t, ort_t = [], []
+    for _ in range(3):
+        est_t.append(time_runs(lambda: est.run(feeds), max(1, iterations // 3)))
+        ort_t.append(time_runs(lambda: sess.run([out_name], feeds), max(1, iterations // 3)))
+    e_med, e_min = float(np.median([t[0] for t in est_t])), min(t[1] for t in est_t)
+    o_med, o_min = float(np.median([t[0] for t in ort_t])), min(t[1] for t in ort_t)
+    est.close()
+    return {"model": name, "estuary_ms": e_med, "estuary_min_ms": e_min, "ort_ms": o_med, "ort_min_ms": o_min,
+            "ratio": e_med / o_med, "gflops": flops / (e_med * 1e-3) / 1e9, "compile_s": stats["compile_s"],
+            "rss_mb": stats["rss_mb"], "vmfb_kb": os.path.getsize(vmfb) / 1024, "rel_err": err}
+
+
+def table(rows):
+    head = ("| model | Estuary median (min) ms | onnxruntime median (min) ms | ratio | GFLOP/s | "
+            "compile s | peak compile RSS MB | .vmfb KB | max rel. err |")
+    lines = [head, "|" + "---|" * 9]
+    for r in rows:
+        lines.append(f"| {r['model']} | {r['estuary_ms']:.2f} ({r['estuary_min_ms']:.2f}) | {r['ort_ms']:.2f} "
+                     f"({r['ort_min_ms']:.2f}) | {r['ratio']:.2f} | {r['gflops']:.1f} | {r['compile_s']:.1f} | "
+                     f"{r['rss_mb']:.0f} | {r['vmfb_kb']:.0f} | {r['rel_err']:.1e} |")
+    ratios = [r["ratio"] for r in rows]
+    lines.append(f"\ngeometric-mean latency ratio Estuary/onnxruntime: {float(np.exp(np.mean(np.log(ratios)))):.2f}")
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--models", default=",".join(models.MODELS))
+    p.add_argument("--iterations", type=int, default=30)
+    p.add_argument("--no-optimize", action="store_true", help="compile without the nn-level passes")
+    p.add_argument("--json", help="also write the rows as JSON here")
+    args = p.parse_args(argv)
+    rows = []
+    with tempfile.TemporaryDirectory() as work:
+        for name in args.models.split(","):
+            rows.append(bench_model(name, work, args.iterations, not args.no_optimize))
+            r = rows[-1]
+            print(f"{name}: estuary {r['estuary_ms']:.2f} ms, onnxruntime {r['ort_ms']:.2f} ms "
+                  f"(x{r['ratio']:.2f}), max rel. err {r['rel_err']:.1e}", file=sys.stderr, flush=True)
+            if r["rel_err"] > 1e-3:
+                print(f"warning: {name} outputs differ from onnxruntime (max rel. err {r['rel_err']:.1e})",
+                      file=sys.stderr)
+    print(table(rows))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(rows, f, indent=1)
+    return 0 if all(r["rel_err"] <= 1e-3 for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
