@@ -7,6 +7,7 @@ operands/attributes as `VerificationError` naming the source file, layer and op 
 """
 import itertools
 import json
+import weakref
 
 import numpy as np
 from iree.compiler import ir
@@ -23,7 +24,8 @@ INLINE_LIMIT = 64
 
 _resource_ids = itertools.count()
 # Resource name -> numpy array, so passes can read weights back without printing the module.
-RESOURCES = {}
+# Weak: the MLIR context keeps each buffer alive exactly as long as the module can use it.
+RESOURCES = weakref.WeakValueDictionary()
 
 SIGNATURE_ATTR = "estuary.signature"
 
@@ -60,16 +62,21 @@ def constant_attr(array, spec, signless=False):
     if array.size <= INLINE_LIMIT:
         return ir.DenseElementsAttr.get(array, type=t)
     name = f"w{next(_resource_ids)}"
-    RESOURCES[name] = array
-    return ir.DenseResourceElementsAttr.get_from_buffer(memoryview(array.reshape(-1)), name, t)
+    flat = array.reshape(-1)
+    RESOURCES[name] = flat  # the very object the attribute's buffer holds (kept alive by it)
+    return ir.DenseResourceElementsAttr.get_from_buffer(memoryview(flat), name, t)
 
 
 def constant_value(attr):
     """Numpy value of a constant attribute, or None when its data is not at hand."""
-    if isinstance(attr, ir.DenseResourceElementsAttr):
+    if _cast(ir.DenseResourceElementsAttr, attr) is not None:
         name = str(attr).split("<", 1)[1].split(">", 1)[0]
-        return RESOURCES.get(name)
-    if isinstance(attr, ir.DenseElementsAttr):
+        flat = RESOURCES.get(name)
+        if flat is None:
+            return None
+        spec = TensorSpec.of_type(attr.type)
+        return flat.view(dtypes.to_numpy(spec.dtype)).reshape(spec.shape) if spec.dtype in dtypes.NUMPY else None
+    if _cast(ir.DenseElementsAttr, attr) is not None:
         spec = TensorSpec.of_type(attr.type)
         dense = ir.DenseElementsAttr(attr)
         if dense.is_splat:
@@ -77,6 +84,16 @@ def constant_value(attr):
             return np.full(spec.shape, value, dtype=dtypes.to_numpy(spec.dtype))
         return np.array(dense).astype(dtypes.to_numpy(spec.dtype), copy=False).reshape(spec.shape)
     return None
+
+
+def _cast(cls, attr):
+    """`attr` as an instance of `cls`, or None (resource attributes are not auto-downcast)."""
+    if isinstance(attr, cls):
+        return attr
+    try:
+        return cls(attr)
+    except (ValueError, TypeError):
+        return None
 
 
 def _splat_value(dense, spec):

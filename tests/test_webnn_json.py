@@ -109,3 +109,14 @@ def test_huge_declared_shape_refused_before_allocation(tmp_path):
     doc = graph({"x": ((1 << 20, 1 << 20), "float32")}, [op("neg", ("input", "x"))], ["y"])
     with pytest.raises(estuary.ModelImportError, match="more than"):
         import_model(_write(tmp_path, doc))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "uint8", "int64", "uint32"])
+def test_large_constants_are_resources(dtype):
+    # > 64 elements: stored as dense_resource blobs, re-typed to signless integers when lowering
+    w = (np.arange(200) % 97).astype(dtype)
+    doc = graph({"x": ((200,), dtype)}, [op("add", ("a", "x"), ("b", "w"))], ["y"], constants={"w": w})
+    nn = import_model(doc)
+    assert "dense_resource" in nn.asm()
+    x = np.ones(200, dtype)
+    np.testing.assert_array_equal(run_graph(doc, {"x": x})["y"], x + w)
