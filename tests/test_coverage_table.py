@@ -1,0 +1,12 @@
+"""The README's coverage tables are generated from the code; they must be current."""
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def test_readme_coverage_tables_current():
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "coverage.py"), "--check"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
