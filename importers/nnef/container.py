@@ -1,0 +1,137 @@
+"""Opening an NNEF model: a folder, a .tar/.tgz/.tar.gz container, or a bare graph.nnef (§5.1).
+
+Archives are read in memory (nothing is extracted to disk). Member names and variable labels are
+checked so that nothing outside the model can be reached: absolute paths, '..' components,
+backslashes, NUL bytes, links and special files are refused with a clear error.
+"""
+import os
+import tarfile
+
+from estuary.errors import ModelImportError
+from estuary.importers.nnef.tensor_file import HEADER, MAX_ITEMS, decode, parse_header
+
+MAX_MEMBER_BYTES = 4 << 30
+
+
+def _bad(path, message):
+    raise ModelImportError(f"{path}: {message}")
+
+
+def check_relative(path, name, what):
+    """Refuse names that could leave the model folder."""
+    if not name or "\0" in name or "\\" in name or name.startswith("/") or os.path.isabs(name):
+        _bad(path, f"{what} {name!r} is not a safe relative path")
+    parts = name.split("/")
+    if any(p in ("", ".", "..") for p in parts):
+        _bad(path, f"{what} {name!r} must not contain empty, '.' or '..' components")
+    return name
+
+
+class ModelFiles:
+    """The files of one NNEF model: graph text, optional quantization text, variable tensors."""
+
+    def __init__(self, path):
+        self.path = os.fspath(path)
+        self._members = None  # archive: name -> TarInfo
+        self._tar = None
+        self.root = None
+        self._graph_name = "graph.nnef"
+        if os.path.isdir(self.path):
+            self.root = self.path
+        elif self.path.lower().endswith((".tar", ".tgz", ".tar.gz")):
+            self._open_archive()
+        elif os.path.isfile(self.path):
+            self.root = os.path.dirname(os.path.abspath(self.path))
+            self._graph_name = os.path.basename(self.path)
+        else:
+            _bad(self.path, "no such file or directory")
+        self.graph_path = self._where(self._graph_name)
+
+    def _open_archive(self):
+        try:
+            self._tar = tarfile.open(self.path, "r:*")
+            members = self._tar.getmembers()
+        except (tarfile.TarError, OSError, EOFError) as e:
+            _bad(self.path, f"not a readable tar archive ({e})")
+        self._members = {}
+        for m in members:
+            name = m.name[2:] if m.name.startswith("./") else m.name
+            if m.isdir():
+                continue
+            check_relative(self.path, name, "archive member")
+            if not m.isfile():
+                _bad(self.path, f"archive member {name!r} is a link or special file; refused")
+            if m.size > MAX_MEMBER_BYTES:
+                _bad(self.path, f"archive member {name!r} is larger than {MAX_MEMBER_BYTES} bytes")
+            self._members[name] = m
+        # a single top-level folder holding graph.nnef is accepted as the model root
+        if "graph.nnef" not in self._members:
+            tops = {n.split("/", 1)[0] for n in self._members}
+            if len(tops) == 1 and f"{next(iter(tops))}/graph.nnef" in self._members:
+                prefix = next(iter(tops)) + "/"
+                self._members = {n[len(prefix):]: m for n, m in self._members.items() if n.startswith(prefix)}
+
+    def _read(self, name, limit=None):
+        if self._members is not None:
+            m = self._members.get(name)
+            if m is None:
+                return None
+            f = self._tar.extractfile(m)
+            return f.read() if limit is None else f.read(limit)
+        full = os.path.join(self.root, *name.split("/"))
+        real_root = os.path.realpath(self.root)
+        if not os.path.realpath(full).startswith(real_root + os.sep):
+            _bad(self.path, f"{name!r} resolves outside the model folder (symbolic link?)")
+        if not os.path.isfile(full):
+            return None
+        try:
+            with open(full, "rb") as f:
+                return f.read() if limit is None else f.read(limit)
+        except OSError as e:
+            _bad(full, f"cannot read ({e.strerror})")
+
+    def _where(self, name):
+        return f"{self.path}:{name}" if self._members is not None else os.path.join(self.root, name)
+
+    def graph_text(self):
+        data = self._read(self._graph_name)
+        if data is None:
+            _bad(self.path, "no graph.nnef in the model")
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as e:
+            _bad(self.graph_path, f"graph.nnef is not UTF-8 text ({e})")
+
+    def quant_text(self):
+        data = self._read("graph.quant")
+        return None if data is None else data.decode("utf-8", errors="replace")
+
+    def read_variable(self, label, expected_shape):
+        """The decoded tensor of variable `label` (file '<label>.dat'), checked against its shape."""
+        check_relative(self.path, label, "variable label")
+        name = label + ".dat"
+        where = self._where(name)
+        head = self._read(name, HEADER)
+        if head is None:
+            _bad(self.path, f"variable {label!r}: data file {name!r} is missing")
+        header = parse_header(head, where)
+        if header["shape"] != list(expected_shape):
+            _bad(where, f"tensor shape {header['shape']} does not match {list(expected_shape)} "
+                        f"declared for variable {label!r}")
+        count = 1
+        for d in header["shape"]:
+            count *= d
+        if count > MAX_ITEMS:
+            _bad(where, f"declares {count} items, more than the {MAX_ITEMS} supported")
+        needed = (count * header["bits"] + 7) // 8
+        if header["data_length"] != needed:
+            _bad(where, f"header data length {header['data_length']} does not match {count} items of "
+                        f"{header['bits']} bits ({needed} bytes)")
+        blob = self._read(name, HEADER + needed)
+        if len(blob) < HEADER + needed:
+            _bad(where, f"truncated data: {len(blob) - HEADER} of {needed} bytes")
+        return decode(header, blob[HEADER:HEADER + needed], where)
+
+    def close(self):
+        if self._tar is not None:
+            self._tar.close()
