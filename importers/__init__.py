@@ -6,7 +6,7 @@ import os
 
 from estuary.errors import EstuaryError, ModelImportError
 
-FORMATS = ("webnn", "nn")
+FORMATS = ("webnn", "nnapi", "nn")
 
 
 def detect_format(source):
@@ -26,6 +26,8 @@ def detect_format(source):
     lower = path.lower()
     if lower.endswith(".mlir"):
         return "nn"
+    if lower.endswith(".nnapi.json"):
+        return "nnapi"
     if lower.endswith(".json"):
         return "webnn"
     if not os.path.exists(path):
@@ -47,4 +49,7 @@ def import_model(source, format=None, shapes=None):
     if format == "webnn":
         from estuary.importers.webnn import load_graph
         return load_graph(source)
+    if format == "nnapi":
+        from estuary.importers.nnapi import load_model
+        return load_model(source)
     raise EstuaryError(f"unknown format {format!r}; choose one of {', '.join(FORMATS)}")

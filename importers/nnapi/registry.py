@@ -1,0 +1,125 @@
+"""The NNAPI operation table and the conversion context its entries build with."""
+import numpy as np
+
+from estuary.dialects.core import TensorSpec
+from estuary.dialects.graph import Graph
+from estuary.errors import VerificationError, where
+
+OPS = {}
+
+
+def nnapi_op(*codes):
+    """Register the decorated function as the converter of the given OperationCode(s)."""
+
+    def wrap(fn):
+        for code in codes:
+            if code in OPS:
+                raise ValueError(f"NNAPI {code.name} registered twice")
+            OPS[code] = fn
+        return fn
+
+    return wrap
+
+
+_DTYPES = {"TENSOR_FLOAT32": "float32", "TENSOR_INT32": "int32", "TENSOR_QUANT8_ASYMM": "uint8"}
+
+
+class Converter:
+    """Walks an NNAPI model's operations in order and maps each onto nn ops."""
+
+    def __init__(self, model, path):
+        self.model = model
+        self.path = path
+        self.graph = Graph(path, "nnapi")
+        self.values = {}  # operand index -> nn Value
+        self.code = None
+        self.label = None
+
+    # ------------------------------------------------------------ helpers for converters
+
+    def operand(self, i):
+        return self.model.operands[i]
+
+    def fail(self, message):
+        raise VerificationError(f"{where(self.path, self.label, self.code.name)}: {message}")
+
+    def check(self, cond, message):
+        if not cond:
+            self.fail(message)
+
+    def scalar(self, i, kind=None):
+        """The constant value of scalar operand `i` (a Python number)."""
+        op = self.operand(i)
+        self.check(op.value is not None, f"operand {i} must be a constant scalar")
+        self.check(not op.is_tensor, f"operand {i} must be a scalar, got {op.code.name}")
+        return op.value.item()
+
+    def omitted(self, i):
+        return self.operand(i).omitted
+
+    def tensor(self, i):
+        """The nn Value of tensor operand `i` (model input, constant or an earlier result)."""
+        if i in self.values:
+            return self.values[i]
+        op = self.operand(i)
+        self.check(op.is_tensor, f"operand {i} must be a tensor, got {op.code.name}")
+        if op.value is None:
+            self.fail(f"operand {i} is read before it is written")
+        self.check(op.code.name != "TENSOR_QUANT8_ASYMM" or self._quant_ok(),
+                   "TENSOR_QUANT8_ASYMM operands are not supported by this operation")
+        v = self.graph.constant(op.value, TensorSpec(op.dimensions, _DTYPES[op.code.name]), name=f"operand{i}")
+        self.values[i] = v
+        return v
+
+    def _quant_ok(self):
+        return False
+
+    def spec(self, value):
+        from estuary.dialects.graph import spec_of
+
+        return spec_of(value)
+
+    def op(self, nn_name, operands, **attrs):
+        return self.graph.op(nn_name, operands, {k: v for k, v in attrs.items() if v is not None}, name=self.label)
+
+    def fuse(self, value, code):
+        """Apply a FuseCode activation (NONE, RELU, RELU1, RELU6)."""
+        bounds = {0: None, 1: (0.0, float("inf")), 2: (-1.0, 1.0), 3: (0.0, 6.0)}
+        if code not in bounds:
+            self.fail(f"invalid fused activation code {code}")
+        if bounds[code] is None:
+            return value
+        lo, hi = bounds[code]
+        return self.op("clamp", [value], min_value=lo, max_value=hi)
+
+    def set_output(self, i, value):
+        op = self.operand(i)
+        got = self.spec(value)
+        if op.dimensions and 0 not in op.dimensions and list(got.shape) != op.dimensions:
+            self.fail(f"output operand {i} is declared {op.dimensions}, the operation produces {list(got.shape)}")
+        self.values[i] = value
+
+    # ------------------------------------------------------------ conversion
+
+    def convert(self):
+        for n, i in enumerate(self.model.inputs):
+            op = self.operand(i)
+            if not op.is_tensor:
+                raise VerificationError(f"{self.path}: model input {n} (operand {i}) must be a tensor")
+            if 0 in op.dimensions:
+                raise VerificationError(f"{self.path}: model input {n} (operand {i}) has unspecified "
+                                        f"dimensions {op.dimensions}; Estuary compiles static shapes")
+            if op.code.name == "TENSOR_QUANT8_ASYMM" and not self._quant_ok():
+                raise VerificationError(f"{self.path}: model input {n}: TENSOR_QUANT8_ASYMM is not supported yet")
+            self.values[i] = self.graph.input(f"input{n}", TensorSpec(op.dimensions, _DTYPES[op.code.name]))
+        for k, (code, ins, outs) in enumerate(self.model.operations):
+            self.code, self.label = code, f"#{k} {code.name}"
+            OPS[code](self, ins, outs)
+            for o in outs:
+                self.check(o in self.values, f"converter did not produce output operand {o}")
+        outputs = [(f"output{n}", self.values[i]) for n, i in enumerate(self.model.outputs)]
+        return self.graph.finish(outputs)
+
+
+def np_dtype(code_name):
+    return np.dtype(_DTYPES[code_name])
