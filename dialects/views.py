@@ -11,7 +11,7 @@ class NNDialect(ir.Dialect):
 
 
 class NNOpView(ir.OpView):
-    """Common base: `.opdef`, `.attrs` (all declared attributes), `.inputs` (grouped operands)."""
+    """Common base: `.opdef`, `.attrs` (all declared attributes), `.grouped_operands`."""
 
     OPDEF = None
     _ODS_REGIONS = (0, True)
@@ -25,7 +25,7 @@ class NNOpView(ir.OpView):
         return graph.op_attrs(self.OPDEF, self.operation)
 
     @property
-    def inputs(self):
+    def grouped_operands(self):
         return graph.operand_groups(self.OPDEF, self.operation)
 
     @property
@@ -44,10 +44,10 @@ def _attr_property(name, kind):
 
 
 def _operand_property(index):
-    return property(lambda self: self.inputs[index])
+    return property(lambda self: self.grouped_operands[index])
 
 
-_RESERVED = set(dir(ir.OpView)) | {"opdef", "attrs", "inputs", "layer_name"}
+_RESERVED = set(dir(ir.OpView)) | {"opdef", "attrs", "grouped_operands", "layer_name"}
 
 
 def _view_class(opdef):

@@ -1,4 +1,160 @@
-"""nn ops: shape family."""
+"""nn ops: data movement (WebNN reshape, transpose, concat, slice, split, pad, expand, gather,
+triangular — §7.7.9, 16, 17, 31, 37, 39, 43, 45, 46). All dtypes; results are exact copies."""
 import numpy as np
 
-from estuary.dialects.core import nn_op, check, TensorSpec  # noqa: F401
+from estuary.dialects.core import (Bool, Float, Int, Ints, Str, TensorSpec, axes_valid, check, dtype_in,
+                                   nn_op, same_dtype, unidirectional_broadcastable)
+
+MAX_DIM = (1 << 31) - 1
+
+
+def _valid_shape(shape, what="output shape"):
+    check(all(0 < d <= MAX_DIM for d in shape), f"{what} {list(shape)} has an invalid dimension")
+
+
+@nn_op("reshape", ["input"], {"new_shape": Ints()}, reference=lambda x, new_shape: x.reshape(new_shape),
+       family="shape")
+def reshape(input, new_shape):
+    """Same elements, new shape (explicit dimensions; no 0 or -1 placeholders)."""
+    _valid_shape(new_shape, "new_shape")
+    size = int(np.prod(new_shape, dtype=np.int64)) if new_shape else 1
+    check(size == input.size, f"new_shape {list(new_shape)} has {size} elements, the input has {input.size}")
+    return input.with_shape(new_shape)
+
+
+def _perm(rank, permutation):
+    return list(range(rank))[::-1] if permutation is None else permutation
+
+
+@nn_op("transpose", ["input"], {"permutation": Ints(None)},
+       reference=lambda x, permutation: np.transpose(x, _perm(x.ndim, permutation)), family="shape")
+def transpose(input, permutation):
+    """Permute dimensions (default: reverse them)."""
+    perm = _perm(input.rank, permutation)
+    check(len(perm) == input.rank, f"permutation {perm} must have {input.rank} entries")
+    axes_valid(perm, input.rank, "permutation")
+    return input.with_shape([input.shape[p] for p in perm])
+
+
+@nn_op("concat", ["inputs*"], {"axis": Int()},
+       reference=lambda xs, axis: np.concatenate(xs, axis=axis), family="shape")
+def concat(inputs, axis):
+    """Join tensors along `axis`; other dimensions must match."""
+    check(len(inputs) > 0, "needs at least one input")
+    same_dtype(*inputs, what="inputs")
+    first = inputs[0]
+    check(all(t.rank == first.rank for t in inputs), "inputs must all have the same rank")
+    check(0 <= axis < first.rank, f"axis {axis} out of range for rank {first.rank}")
+    for t in inputs:
+        check(all(a == b for i, (a, b) in enumerate(zip(t.shape, first.shape)) if i != axis),
+              f"input shapes {[list(t.shape) for t in inputs]} differ outside axis {axis}")
+    shape = list(first.shape)
+    shape[axis] = sum(t.shape[axis] for t in inputs)
+    _valid_shape(shape)
+    return first.with_shape(shape)
+
+
+@nn_op("slice", ["input"], {"starts": Ints(), "sizes": Ints()},
+       reference=lambda x, starts, sizes: x[tuple(slice(s, s + n) for s, n in zip(starts, sizes))].copy(),
+       family="shape")
+def slice_(input, starts, sizes):
+    """The window starts[i] .. starts[i] + sizes[i] of each dimension."""
+    check(len(starts) == input.rank and len(sizes) == input.rank,
+          f"starts and sizes must have {input.rank} entries, got {len(starts)} and {len(sizes)}")
+    for d, (s, n, dim) in enumerate(zip(starts, sizes, input.shape)):
+        check(n > 0, f"sizes[{d}] must be positive, got {n}")
+        check(0 <= s and s + n <= dim, f"window {s}..{s + n} of dimension {d} exceeds its size {dim}")
+    return input.with_shape(sizes)
+
+
+def _split_ref(x, splits, axis):
+    return np.split(x, np.cumsum(splits)[:-1], axis=axis)
+
+
+@nn_op("split", ["input"], {"splits": Ints(), "axis": Int(0)}, reference=_split_ref, family="shape")
+def split(input, splits, axis):
+    """Cut along `axis` into pieces of the given sizes (a list of results)."""
+    check(0 <= axis < input.rank, f"axis {axis} out of range for rank {input.rank}")
+    check(len(splits) > 0 and all(s > 0 for s in splits), f"splits {list(splits)} must be positive")
+    check(sum(splits) == input.shape[axis],
+          f"splits {list(splits)} sum to {sum(splits)}, dimension {axis} has size {input.shape[axis]}")
+    outs = []
+    for s in splits:
+        shape = list(input.shape)
+        shape[axis] = s
+        outs.append(input.with_shape(shape))
+    return outs
+
+
+PAD_MODES = ("constant", "edge", "reflection", "symmetric")
+_NUMPY_PAD = {"constant": "constant", "edge": "edge", "reflection": "reflect", "symmetric": "symmetric"}
+
+
+def _pad_ref(x, beginning_padding, ending_padding, mode, value):
+    widths = list(zip(beginning_padding, ending_padding))
+    if mode == "constant":
+        return np.pad(x, widths, constant_values=np.asarray(value).astype(x.dtype))
+    return np.pad(x, widths, mode=_NUMPY_PAD[mode])
+
+
+@nn_op("pad", ["input"], {"beginning_padding": Ints(), "ending_padding": Ints(),
+                          "mode": Str("constant", PAD_MODES), "value": Float(0.0)},
+       reference=_pad_ref, family="shape")
+def pad(input, beginning_padding, ending_padding, mode, value):
+    """Pad each dimension with a constant, its edge value, or a mirror (reflection excludes the
+    edge, symmetric includes it)."""
+    check(len(beginning_padding) == input.rank and len(ending_padding) == input.rank,
+          f"beginning_padding and ending_padding must have {input.rank} entries")
+    check(all(p >= 0 for p in list(beginning_padding) + list(ending_padding)), "paddings must be non-negative")
+    for d, (b, e, n) in enumerate(zip(beginning_padding, ending_padding, input.shape)):
+        limit = n - 1 if mode == "reflection" else n
+        if mode in ("reflection", "symmetric"):
+            check(b <= limit and e <= limit,
+                  f"{mode} padding ({b}, {e}) of dimension {d} exceeds {limit} for size {n}")
+    shape = [b + n + e for b, n, e in zip(beginning_padding, input.shape, ending_padding)]
+    _valid_shape(shape)
+    return input.with_shape(shape)
+
+
+@nn_op("expand", ["input"], {"new_shape": Ints()},
+       reference=lambda x, new_shape: np.broadcast_to(x, new_shape).copy(), family="shape")
+def expand(input, new_shape):
+    """Broadcast to `new_shape` (the input must be unidirectionally broadcastable to it)."""
+    _valid_shape(new_shape, "new_shape")
+    check(unidirectional_broadcastable(input.shape, new_shape),
+          f"input shape {list(input.shape)} is not broadcastable to {list(new_shape)}")
+    return input.with_shape(new_shape)
+
+
+INDEX_TYPES = ("int32", "uint32", "int64")
+
+
+def _gather_ref(x, indices, axis):
+    n = x.shape[axis]
+    idx = indices.astype(np.int64)
+    idx = np.clip(np.where(idx < 0, idx + n, idx), 0, n - 1)
+    return np.take(x, idx, axis=axis)
+
+
+@nn_op("gather", ["input", "indices"], {"axis": Int(0)}, reference=_gather_ref, family="shape")
+def gather(input, indices, axis):
+    """input[..., indices, ...] along `axis`; negative indices count from the end, out-of-range
+    indices are clamped (never read out of bounds)."""
+    dtype_in(indices, INDEX_TYPES, "indices")
+    check(0 <= axis < input.rank, f"axis {axis} out of range for rank {input.rank}")
+    shape = list(input.shape[:axis]) + list(indices.shape) + list(input.shape[axis + 1:])
+    return input.with_shape(shape)
+
+
+def _tri_ref(x, upper, diagonal):
+    rows, cols = x.shape[-2], x.shape[-1]
+    i, j = np.indices((rows, cols))
+    keep = (j - i >= diagonal) if upper else (j - i <= diagonal)
+    return np.where(keep, x, np.zeros((), x.dtype))
+
+
+@nn_op("triangular", ["input"], {"upper": Bool(True), "diagonal": Int(0)}, reference=_tri_ref, family="shape")
+def triangular(input, upper, diagonal):
+    """Keep the upper (j - i >= diagonal) or lower (j - i <= diagonal) part of the last two dims."""
+    check(input.rank >= 2, f"input must be of rank >= 2, got shape {list(input.shape)}")
+    return input

@@ -192,3 +192,15 @@ def scalar_const(element, value):
 
 def num_elements(shape):
     return math.prod(shape)
+
+
+def tile_axis(value, axis, times):
+    """Repeat `value` `times` times along `axis` (tosa.tile)."""
+    if times == 1:
+        return value
+    shape = shape_of(value)
+    multiples = [1] * len(shape)
+    multiples[axis] = times
+    out = list(shape)
+    out[axis] *= times
+    return tosa.tile(tensor_type(out, element_of(value)), value, shape_value(multiples))

@@ -1,5 +1,155 @@
-"""Lowering rules: shape family."""
-from iree.compiler.dialects import tosa  # noqa: F401
+"""Lowering rules: data movement (TOSA reshape/transpose/concat/slice/pad/tile/reverse; gather and
+triangular as linalg.generic with index arithmetic)."""
+from iree.compiler import ir
+from iree.compiler.dialects import _linalg_ops_gen as linalg_ops
+from iree.compiler.dialects import arith, linalg, tensor, tosa
 
-from estuary.passes.lowering import lower  # noqa: F401
-from estuary.passes.lowering import common as C  # noqa: F401
+from estuary.passes.lowering import common as C
+from estuary.passes.lowering import lower
+
+
+@lower("reshape")
+def lower_reshape(n):
+    return C.reshape(n.inputs[0], n.out.shape)
+
+
+@lower("transpose")
+def lower_transpose(n):
+    perm = n.attrs["permutation"] or list(range(n.in_specs[0].rank))[::-1]
+    return C.transpose(n.inputs[0], perm)
+
+
+@lower("concat")
+def lower_concat(n):
+    return C.concat(n.inputs[0], n.attrs["axis"])
+
+
+@lower("slice")
+def lower_slice(n):
+    return C.slice_(n.inputs[0], n.attrs["starts"], n.attrs["sizes"])
+
+
+@lower("split")
+def lower_split(n):
+    x, axis = n.inputs[0], n.attrs["axis"]
+    shape = C.shape_of(x)
+    outs, offset = [], 0
+    for size in n.attrs["splits"]:
+        start = [0] * len(shape)
+        start[axis] = offset
+        sizes = list(shape)
+        sizes[axis] = size
+        outs.append(C.slice_(x, start, sizes))
+        offset += size
+    return outs
+
+
+def _slice_axis(x, axis, start, size):
+    shape = C.shape_of(x)
+    starts = [0] * len(shape)
+    starts[axis] = start
+    sizes = list(shape)
+    sizes[axis] = size
+    return C.slice_(x, starts, sizes)
+
+
+def _reverse(x, axis):
+    if C.shape_of(x)[axis] == 1:
+        return x
+    return tosa.reverse(x.type, x, axis)
+
+
+def _mirror_parts(x, axis, before, after, mode):
+    """The pieces to concatenate before and after `x` along `axis` for non-constant modes."""
+    size = C.shape_of(x)[axis]
+    parts_before, parts_after = [], []
+    if mode == "edge":
+        if before:
+            parts_before.append(C.tile_axis(_slice_axis(x, axis, 0, 1), axis, before))
+        if after:
+            parts_after.append(C.tile_axis(_slice_axis(x, axis, size - 1, 1), axis, after))
+    else:
+        skip = 1 if mode == "reflection" else 0
+        if before:
+            parts_before.append(_reverse(_slice_axis(x, axis, skip, before), axis))
+        if after:
+            parts_after.append(_reverse(_slice_axis(x, axis, size - skip - after, after), axis))
+    return parts_before, parts_after
+
+
+@lower("pad")
+def lower_pad(n):
+    x = n.inputs[0]
+    begin, end, mode = n.attrs["beginning_padding"], n.attrs["ending_padding"], n.attrs["mode"]
+    if mode == "constant":
+        return C.pad_constant(x, list(zip(begin, end)), n.attrs["value"], n.out.dtype)
+    for axis, (b, e) in enumerate(zip(begin, end)):
+        if b or e:
+            before, after = _mirror_parts(x, axis, b, e, mode)
+            x = C.concat(before + [x] + after, axis)
+    return x
+
+
+@lower("expand")
+def lower_expand(n):
+    return C.broadcast_to(n.inputs[0], n.out.shape)
+
+
+def _loop_index(dim):
+    return linalg_ops.IndexOp(dim).result
+
+
+def _index(v):
+    return arith.index_cast(ir.IndexType.get(), v) if not isinstance(v.type, ir.IndexType) else v
+
+
+@lower("gather")
+def lower_gather(n):
+    x, indices = n.inputs
+    axis = n.attrs["axis"]
+    in_spec, idx_spec = n.in_specs
+    out_shape = list(n.out.shape)
+    rank_i = idx_spec.rank
+    dim = in_spec.shape[axis]
+    out_t = C.storage(n.out)
+    init = tensor.empty(out_shape, out_t.element_type)
+    idx_map = ir.AffineMap.get(len(out_shape), 0, [ir.AffineDimExpr.get(axis + k) for k in range(rank_i)])
+    maps = [ir.AffineMapAttr.get(idx_map), ir.AffineMapAttr.get(ir.AffineMap.get_identity(len(out_shape)))]
+    op = linalg.GenericOp([out_t], [indices], [init], ir.ArrayAttr.get(maps),
+                          ir.ArrayAttr.get([ir.Attribute.parse(C.PARALLEL)] * len(out_shape)))
+    idx_el = C.element_of(indices)
+    block = op.regions[0].blocks.append(idx_el, out_t.element_type)
+    with ir.InsertionPoint(block):
+        raw = block.arguments[0]
+        wide = ir.IntegerType.get_signless(64)
+        if idx_spec.dtype == "uint32":
+            raw = arith.extui(wide, raw)
+        elif idx_el != wide:
+            raw = arith.extsi(wide, raw)
+        n_dim = C.scalar_const(wide, dim)
+        neg = arith.cmpi(arith.CmpIPredicate.slt, raw, C.scalar_const(wide, 0))
+        fixed = arith.select(neg, arith.addi(raw, n_dim), raw)
+        fixed = arith.maxsi(arith.minsi(fixed, C.scalar_const(wide, dim - 1)), C.scalar_const(wide, 0))
+        coords = [_loop_index(d) for d in range(axis)] + [_index(fixed)]
+        coords += [_loop_index(d + rank_i - 1) for d in range(axis + 1, in_spec.rank)]
+        linalg.YieldOp([tensor.extract(x, coords)])
+    return op.result
+
+
+@lower("triangular")
+def lower_triangular(n):
+    x = n.inputs[0]
+    rank = n.out.rank
+    upper, diagonal = n.attrs["upper"], n.attrs["diagonal"]
+    element = C.element_of(x)
+
+    def body(v):
+        i64 = ir.IntegerType.get_signless(64)
+        row = arith.index_cast(i64, _loop_index(rank - 2))
+        col = arith.index_cast(i64, _loop_index(rank - 1))
+        diff = arith.subi(col, row)
+        pred = arith.CmpIPredicate.sge if upper else arith.CmpIPredicate.sle
+        keep = arith.cmpi(pred, diff, C.scalar_const(i64, diagonal))
+        return arith.select(keep, v, C.scalar_const(element, 0))
+
+    return C.elementwise(n.out.shape, element, [x], body)

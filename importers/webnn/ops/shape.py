@@ -1,2 +1,73 @@
-"""WebNN mappings: shape family."""
-from estuary.importers.webnn.registry import webnn_op  # noqa: F401
+"""WebNN mappings: reshape, transpose, concat, slice, split, pad, expand, gather, triangular."""
+from estuary.importers.webnn.registry import webnn_op
+
+
+def _ints(c, value, what):
+    ok = isinstance(value, (list, tuple)) and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+    c.check(ok, f"{what} must be a list of integers, got {value!r}")
+    return list(value)
+
+
+def _int(c, value, what):
+    c.check(isinstance(value, int) and not isinstance(value, bool), f"{what} must be an integer, got {value!r}")
+    return value
+
+
+@webnn_op("reshape", ["input", "newShape", "options"], operands=["input"], options=[])
+def reshape(c, input, new_shape, options):
+    return c.op("reshape", [input], new_shape=_ints(c, new_shape, "newShape"))
+
+
+@webnn_op("transpose", ["input", "options"], operands=["input"], options=["permutation"])
+def transpose(c, input, options):
+    perm = options.get("permutation")
+    return c.op("transpose", [input], permutation=None if perm is None else _ints(c, perm, "permutation"))
+
+
+@webnn_op("concat", ["inputs", "axis", "options"], operands=["inputs"], options=[])
+def concat(c, inputs, axis, options):
+    c.check(isinstance(inputs, list), "inputs must be a list of operands")
+    return c.op("concat", [inputs], axis=_int(c, axis, "axis"))
+
+
+@webnn_op("slice", ["input", "starts", "sizes", "options"], operands=["input"], options=[])
+def slice_(c, input, starts, sizes, options):
+    return c.op("slice", [input], starts=_ints(c, starts, "starts"), sizes=_ints(c, sizes, "sizes"))
+
+
+@webnn_op("split", ["input", "splits", "options"], operands=["input"], options=["axis"])
+def split(c, input, splits, options):
+    axis = _int(c, options.get("axis", 0), "axis")
+    shape = c.spec(input).shape
+    c.check(0 <= axis < len(shape), f"axis {axis} out of range for rank {len(shape)}")
+    if isinstance(splits, int) and not isinstance(splits, bool):
+        c.check(splits > 0 and shape[axis] % splits == 0,
+                f"splits {splits} must evenly divide dimension {axis} of size {shape[axis]}")
+        splits = [shape[axis] // splits] * splits
+    result = c.op("split", [input], splits=_ints(c, splits, "splits"), axis=axis)
+    return result if isinstance(result, list) else [result]
+
+
+@webnn_op("pad", ["input", "beginningPadding", "endingPadding", "options"], operands=["input"],
+          options=["mode", "value"])
+def pad(c, input, beginning, ending, options):
+    return c.op("pad", [input], beginning_padding=_ints(c, beginning, "beginningPadding"),
+                ending_padding=_ints(c, ending, "endingPadding"), mode=options.get("mode", "constant"),
+                value=options.get("value", 0))
+
+
+@webnn_op("expand", ["input", "newShape", "options"], operands=["input"], options=[])
+def expand(c, input, new_shape, options):
+    return c.op("expand", [input], new_shape=_ints(c, new_shape, "newShape"))
+
+
+@webnn_op("gather", ["input", "indices", "options"], operands=["input", "indices"], options=["axis"])
+def gather(c, input, indices, options):
+    return c.op("gather", [input, indices], axis=_int(c, options.get("axis", 0), "axis"))
+
+
+@webnn_op("triangular", ["input", "options"], operands=["input"], options=["upper", "diagonal"])
+def triangular(c, input, options):
+    upper = options.get("upper", True)
+    c.check(isinstance(upper, bool), f"upper must be a boolean, got {upper!r}")
+    return c.op("triangular", [input], upper=upper, diagonal=_int(c, options.get("diagonal", 0), "diagonal"))
