@@ -1,5 +1,164 @@
-"""Lowering rules: convolution family."""
-from iree.compiler.dialects import tosa  # noqa: F401
+"""Lowering rules: conv2d and conv_transpose2d via TOSA (NHWC input, OHWI / [KH,KW,C,M] weights).
 
-from estuary.passes.lowering import lower  # noqa: F401
-from estuary.passes.lowering import common as C  # noqa: F401
+Grouped convolutions that are neither plain nor depthwise run as one TOSA convolution per group
+(channel slices + concat). A transposed convolution is the regular convolution of the
+zero-stuffed, re-padded input with the spatially flipped, channel-swapped filter.
+"""
+import numpy as np
+from iree.compiler import ir
+from iree.compiler.dialects import tosa
+
+from estuary.dialects.ops.convolution import TO_IOHW, TO_OIHW
+from estuary.passes.lowering import common as C
+from estuary.passes.lowering import lower
+
+
+def _f32():
+    return ir.F32Type.get()
+
+
+def _to_nhwc(x, layout):
+    return C.transpose(x, [0, 2, 3, 1]) if layout == "nchw" else x
+
+
+def _from_nhwc(y, layout):
+    return C.transpose(y, [0, 3, 1, 2]) if layout == "nchw" else y
+
+
+def _bias_or_zero(bias, channels, dtype):
+    return bias if bias is not None else C.const(np.zeros(channels), dtype)
+
+
+def _fit_padding(size, k, pad_begin, pad_end, stride, dilation):
+    """TOSA wants (size + pads - effective kernel) divisible by the stride: trim the end padding
+    (rows that no window uses), returning (pad_end, rows to slice off the input end)."""
+    eff = (k - 1) * dilation + 1
+    rem = (size + pad_begin + pad_end - eff) % stride
+    trim_pad = min(rem, pad_end)
+    return pad_end - trim_pad, rem - trim_pad
+
+
+def _conv_nhwc(x, w_oihw, bias, pad, strides, dilations, dtype, depthwise_mult=None):
+    """One TOSA convolution; x NHWC, w OIHW (or [C*M, 1, KH, KW] for depthwise)."""
+    n, h, wd, c = C.shape_of(x)
+    o, _, kh, kw = C.shape_of(w_oihw)
+    pt, pb, pl, pr = pad
+    pb, cut_h = _fit_padding(h, kh, pt, pb, strides[0], dilations[0])
+    pr, cut_w = _fit_padding(wd, kw, pl, pr, strides[1], dilations[1])
+    if cut_h or cut_w:
+        x = C.slice_(x, [0, 0, 0, 0], [n, h - cut_h, wd - cut_w, c])
+        h, wd = h - cut_h, wd - cut_w
+    oh = (h + pt + pb - ((kh - 1) * dilations[0] + 1)) // strides[0] + 1
+    ow = (wd + pl + pr - ((kw - 1) * dilations[1] + 1)) // strides[1] + 1
+    el = C.element_of(x)
+    out_t = C.tensor_type([n, oh, ow, o], el)
+    zp = C.zero_point(dtype)
+    arr = ir.DenseI64ArrayAttr.get
+    attrs = dict(pad=arr([int(v) for v in (pt, pb, pl, pr)]), stride=arr([int(v) for v in strides]),
+                 dilation=arr([int(v) for v in dilations]), acc_type=ir.TypeAttr.get(_f32()))
+    if depthwise_mult is not None and n > 1:
+        # IREE 3.13's im2col rewrite miscompiles batched depthwise convolutions: one per image
+        return C.concat([_conv_nhwc(C.slice_(x, [b, 0, 0, 0], [1, h, wd, c]), w_oihw, bias, pad, strides,
+                                    dilations, dtype, depthwise_mult) for b in range(n)], 0)
+    if depthwise_mult is not None:
+        weight = C.transpose(C.reshape(w_oihw, [c, depthwise_mult, kh, kw]), [2, 3, 0, 1])
+        return tosa.depthwise_conv2d(out_t, x, weight, bias, zp, C.zero_point(dtype), **attrs)
+    weight = C.transpose(w_oihw, [0, 2, 3, 1])
+    return tosa.conv2d(out_t, x, weight, bias, zp, C.zero_point(dtype), **attrs)
+
+
+def grouped_conv_nhwc(x, w_oihw, bias, groups, pad, strides, dilations, dtype):
+    """NHWC convolution with `groups` (plain, depthwise, or one convolution per group)."""
+    c = C.shape_of(x)[3]
+    o, i = C.shape_of(w_oihw)[:2]
+    bias = _bias_or_zero(bias, o, dtype)
+    if groups == 1:
+        return _conv_nhwc(x, w_oihw, bias, pad, strides, dilations, dtype)
+    if i == 1 and groups == c:
+        return _conv_nhwc(x, w_oihw, bias, pad, strides, dilations, dtype, depthwise_mult=o // c)
+    og = o // groups
+    n, h, wd, _ = C.shape_of(x)
+    kh, kw = C.shape_of(w_oihw)[2:]
+    outs = []
+    for g in range(groups):
+        xg = C.slice_(x, [0, 0, 0, g * i], [n, h, wd, i])
+        wg = C.slice_(w_oihw, [g * og, 0, 0, 0], [og, i, kh, kw])
+        bg = C.slice_(bias, [g * og], [og])
+        outs.append(_conv_nhwc(xg, wg, bg, pad, strides, dilations, dtype))
+    return C.concat(outs, 3)
+
+
+def _widen(values, dtype):
+    """float16 convolutions accumulate in float32: cast operands up (results are cast back)."""
+    if dtype != "float16":
+        return values
+    return [None if v is None else tosa.cast(C.tensor_type(C.shape_of(v), _f32()), v) for v in values]
+
+
+def _narrow(y, dtype):
+    return tosa.cast(C.tensor_type(C.shape_of(y), ir.F16Type.get()), y) if dtype == "float16" else y
+
+
+@lower("conv2d")
+def lower_conv2d(n):
+    x, w, bias = _widen(n.inputs, n.out.dtype)
+    a = n.attrs
+    x = _to_nhwc(x, a["input_layout"])
+    w = C.transpose(w, TO_OIHW[a["filter_layout"]])
+    y = grouped_conv_nhwc(x, w, bias, a["groups"], a["padding"], a["strides"], a["dilations"], "float32"
+                          if n.out.dtype == "float16" else n.out.dtype)
+    return _from_nhwc(_narrow(y, n.out.dtype), a["input_layout"])
+
+
+def _zero_stuff(x, sh, sw, dtype):
+    """Insert (stride - 1) zeros between input pixels (NHWC)."""
+    if sh == 1 and sw == 1:
+        return x
+    n, h, w, c = C.shape_of(x)
+    t = C.reshape(x, [n, h, 1, w, 1, c])
+    t = C.pad_constant(t, [(0, 0), (0, 0), (0, sh - 1), (0, 0), (0, sw - 1), (0, 0)], 0, dtype)
+    t = C.reshape(t, [n, h * sh, w * sw, c])
+    return C.slice_(t, [0, 0, 0, 0], [n, (h - 1) * sh + 1, (w - 1) * sw + 1, c])
+
+
+@lower("conv_transpose2d")
+def lower_conv_transpose2d(n):
+    x, w, bias = _widen(n.inputs, n.out.dtype)
+    a = n.attrs
+    dtype = "float32" if n.out.dtype == "float16" else n.out.dtype
+    groups = a["groups"]
+    x = _to_nhwc(x, a["input_layout"])
+    w = C.transpose(w, TO_IOHW[a["filter_layout"]])  # [I, O/g, KH, KW]
+    i, og, kh, kw = C.shape_of(w)
+    ig = i // groups
+    # per group: OIHW filter [O/g, I/g, KH, KW], spatially flipped
+    parts = []
+    for g in range(groups):
+        wg = C.slice_(w, [g * ig, 0, 0, 0], [ig, og, kh, kw])
+        parts.append(C.transpose(wg, [1, 0, 2, 3]))
+    w_conv = C.concat(parts, 0)
+    w_conv = tosa.reverse(w_conv.type, tosa.reverse(w_conv.type, w_conv, 2), 3)
+    oh, ow = (n.out.shape[2], n.out.shape[3]) if a["input_layout"] == "nchw" else n.out.shape[1:3]
+    sh, sw = a["strides"]
+    dh, dw = a["dilations"]
+    pt, pb, pl, pr = a["padding"]
+    stuffed = _zero_stuff(x, sh, sw, dtype)
+    _, hs, ws, _ = C.shape_of(stuffed)
+    begin_h, begin_w = dh * (kh - 1) - pt, dw * (kw - 1) - pl
+    # the end padding follows from the requested output size (covers outputPadding / outputSizes)
+    end_h = oh - 1 + (kh - 1) * dh + 1 - hs - begin_h
+    end_w = ow - 1 + (kw - 1) * dw + 1 - ws - begin_w
+    stuffed = _crop_negative(stuffed, begin_h, end_h, begin_w, end_w)
+    pads = [max(begin_h, 0), max(end_h, 0), max(begin_w, 0), max(end_w, 0)]
+    y = grouped_conv_nhwc(stuffed, w_conv, bias, groups, pads, [1, 1], [dh, dw], dtype)
+    return _from_nhwc(_narrow(y, n.out.dtype), a["input_layout"])
+
+
+def _crop_negative(x, bh, eh, bw, ew):
+    """Negative paddings crop the input instead."""
+    n, h, w, c = C.shape_of(x)
+    top, left = max(-bh, 0), max(-bw, 0)
+    bottom, right = max(-eh, 0), max(-ew, 0)
+    if not (top or left or bottom or right):
+        return x
+    return C.slice_(x, [0, top, left, 0], [n, h - top - bottom, w - left - right, c])

@@ -1,0 +1,58 @@
+// RUN: estuary-opt %s --split-input-file --lower-nn-to-tosa | FileCheck %s
+
+// NCHW input / OIHW filter: transposed to NHWC / OHWI around one tosa.conv2d. The end padding
+// no window reaches is trimmed (TOSA wants exact stride division).
+// CHECK-LABEL: func.func @conv_nchw
+// CHECK: tosa.transpose %arg0 perms([0, 2, 3, 1])
+// CHECK: tosa.conv2d {{.*}} pad([1, 0, 1, 0]) stride([2, 2]) dilation([1, 1]) acc_type(f32)
+// CHECK: tosa.transpose {{.*}} perms([0, 3, 1, 2])
+func.func @conv_nchw(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4xf32>) -> tensor<1x4x4x4xf32> {
+  %0 = "nn.conv2d"(%x, %w, %b) {padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>, operandSegmentSizes = array<i32: 1, 1, 1>} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>) -> tensor<1x4x4x4xf32>
+  return %0 : tensor<1x4x4x4xf32>
+}
+
+// -----
+
+// Depthwise (groups == channels, one input channel per group) uses tosa.depthwise_conv2d.
+// CHECK-LABEL: func.func @depthwise
+// CHECK: tosa.depthwise_conv2d
+func.func @depthwise(%x: tensor<1x8x8x4xf32>, %w: tensor<4x1x3x3xf32>) -> tensor<1x6x6x4xf32> {
+  %0 = "nn.conv2d"(%x, %w) {groups = 4 : i64, input_layout = "nhwc", operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<1x8x8x4xf32>, tensor<4x1x3x3xf32>) -> tensor<1x6x6x4xf32>
+  return %0 : tensor<1x6x6x4xf32>
+}
+
+// -----
+
+// Other groupings: one convolution per group, concatenated.
+// CHECK-LABEL: func.func @grouped
+// CHECK-COUNT-2: tosa.conv2d
+// CHECK: tosa.concat {{.*}} axis(3)
+func.func @grouped(%x: tensor<1x8x8x4xf32>, %w: tensor<6x2x3x3xf32>) -> tensor<1x6x6x6xf32> {
+  %0 = "nn.conv2d"(%x, %w) {groups = 2 : i64, input_layout = "nhwc", operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<1x8x8x4xf32>, tensor<6x2x3x3xf32>) -> tensor<1x6x6x6xf32>
+  return %0 : tensor<1x6x6x6xf32>
+}
+
+// -----
+
+// float16 convolutions accumulate in float32.
+// CHECK-LABEL: func.func @conv_f16
+// CHECK: tosa.cast {{.*}} -> tensor<1x4x4x3xf32>
+// CHECK: tosa.conv2d
+// CHECK: tosa.cast {{.*}} -> tensor<1x2x2x2xf16>
+func.func @conv_f16(%x: tensor<1x4x4x3xf16>, %w: tensor<2x3x3x3xf16>) -> tensor<1x2x2x2xf16> {
+  %0 = "nn.conv2d"(%x, %w) {input_layout = "nhwc", operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<1x4x4x3xf16>, tensor<2x3x3x3xf16>) -> tensor<1x2x2x2xf16>
+  return %0 : tensor<1x2x2x2xf16>
+}
+
+// -----
+
+// Transposed convolution: zero-stuffed input, flipped filter, regular convolution.
+// CHECK-LABEL: func.func @conv_transpose
+// CHECK: tosa.reverse {{.*}} axis(2)
+// CHECK: tosa.reverse {{.*}} axis(3)
+// CHECK: tosa.pad
+// CHECK: tosa.conv2d
+func.func @conv_transpose(%x: tensor<1x2x3x3xf32>, %w: tensor<2x4x3x3xf32>) -> tensor<1x4x7x7xf32> {
+  %0 = "nn.conv_transpose2d"(%x, %w) {strides = array<i64: 2, 2>, operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<1x2x3x3xf32>, tensor<2x4x3x3xf32>) -> tensor<1x4x7x7xf32>
+  return %0 : tensor<1x4x7x7xf32>
+}

@@ -1,0 +1,128 @@
+"""conv2d / convTranspose2d vs onnxruntime Conv / ConvTranspose."""
+import numpy as np
+import pytest
+from onnx import helper
+
+from helpers import assert_accumulated, graph, op, run_graph, run_onnx
+
+# layout -> permutation from OIHW (conv) / IOHW (transpose) to that layout
+FROM_OIHW = {"oihw": (0, 1, 2, 3), "hwio": (2, 3, 1, 0), "ohwi": (0, 2, 3, 1), "ihwo": (1, 2, 3, 0)}
+FROM_IOHW = {"iohw": (0, 1, 2, 3), "hwoi": (2, 3, 1, 0), "ohwi": (1, 2, 3, 0)}
+
+
+def _onnx_pads(p):
+    return [p[0], p[2], p[1], p[3]]  # WebNN [t, b, l, r] -> ONNX [t, l, b, r]
+
+
+def conv_case(rng, cin=4, cout=6, size=(9, 8), k=(3, 3), padding=(0, 0, 0, 0), strides=(1, 1),
+              dilations=(1, 1), groups=1, bias=True, input_layout="nchw", filter_layout="oihw", dtype=np.float32,
+              target="llvm-cpu"):
+    x = rng.standard_normal((2, cin) + size).astype(np.float32)
+    w = rng.standard_normal((cout, cin // groups) + k).astype(np.float32)
+    b = rng.standard_normal(cout).astype(np.float32)
+    xin = x.transpose(0, 2, 3, 1) if input_layout == "nhwc" else x
+    feeds = {"x": xin.astype(dtype)}
+    consts = {"w": w.transpose(FROM_OIHW[filter_layout]).astype(dtype)}
+    options = dict(padding=list(padding), strides=list(strides), dilations=list(dilations), groups=groups,
+                   inputLayout=input_layout, filterLayout=filter_layout)
+    if bias:
+        consts["b"] = b.astype(dtype)
+        options["bias"] = "b"
+    doc = graph({"x": feeds["x"]}, [op("conv2d", ("input", "x"), ("filter", "w"), **options)], ["y"], consts)
+    got = run_graph(doc, feeds, target=target)["y"]
+    ref = run_onnx([helper.make_node("Conv", ["x", "w"] + (["b"] if bias else []), ["y"], pads=_onnx_pads(padding),
+                                     strides=list(strides), dilations=list(dilations), group=groups)],
+                   {"x": x}, [("y", np.float32, None)], initializers={"w": w, **({"b": b} if bias else {})})["y"]
+    if input_layout == "nhwc":
+        ref = ref.transpose(0, 2, 3, 1)
+    n = (cin // groups) * k[0] * k[1]
+    if dtype == np.float16:
+        assert got.dtype == np.float16
+        assert_accumulated(got.astype(np.float32), ref, n, ulp_per_term=4096)  # float16 inputs: ~1e-3 relative
+    else:
+        assert_accumulated(got, ref, n)
+
+
+@pytest.mark.parametrize("kw", [
+    {},
+    {"padding": (1, 1, 1, 1)},
+    {"padding": (0, 2, 1, 0), "strides": (2, 3)},
+    {"strides": (2, 2), "padding": (1, 0, 1, 0)},
+    {"dilations": (2, 3), "padding": (2, 2, 3, 3)},
+    {"bias": False},
+    {"groups": 2},
+    {"groups": 4, "cin": 4, "cout": 8},  # depthwise, multiplier 2
+    {"groups": 4, "cin": 4, "cout": 4, "strides": (2, 2), "padding": (1, 1, 1, 1)},
+    {"k": (1, 1)},
+    {"k": (5, 2), "padding": (2, 2, 0, 1)},
+])
+def test_conv2d(kw, rng):
+    conv_case(rng, **kw)
+
+
+@pytest.mark.parametrize("input_layout", ["nchw", "nhwc"])
+@pytest.mark.parametrize("filter_layout", ["oihw", "hwio", "ohwi", "ihwo"])
+def test_conv2d_layouts(input_layout, filter_layout, rng):
+    conv_case(rng, input_layout=input_layout, filter_layout=filter_layout, padding=(1, 0, 0, 1), strides=(1, 2))
+
+
+def test_conv2d_float16(rng):
+    conv_case(rng, dtype=np.float16, padding=(1, 1, 1, 1))
+
+
+def transpose_case(rng, cin=4, cout=3, size=(5, 4), k=(3, 3), padding=(0, 0, 0, 0), strides=(1, 1),
+                   dilations=(1, 1), output_padding=(0, 0), output_sizes=None, groups=1, bias=True,
+                   input_layout="nchw", filter_layout="iohw", target="llvm-cpu"):
+    x = rng.standard_normal((1, cin) + size).astype(np.float32)
+    w = rng.standard_normal((cin, cout // groups) + k).astype(np.float32)
+    b = rng.standard_normal(cout).astype(np.float32)
+    xin = x.transpose(0, 2, 3, 1) if input_layout == "nhwc" else x
+    consts = {"w": w.transpose(FROM_IOHW[filter_layout]).copy()}
+    options = dict(padding=list(padding), strides=list(strides), dilations=list(dilations), groups=groups,
+                   outputPadding=list(output_padding), inputLayout=input_layout, filterLayout=filter_layout)
+    if output_sizes:
+        options["outputSizes"] = list(output_sizes)
+    if bias:
+        consts["b"] = b
+        options["bias"] = "b"
+    doc = graph({"x": xin}, [op("convTranspose2d", ("input", "x"), ("filter", "w"), **options)], ["y"], consts)
+    got = run_graph(doc, {"x": xin}, target=target)["y"]
+    attrs = dict(pads=_onnx_pads(padding), strides=list(strides), dilations=list(dilations), group=groups)
+    if output_sizes:
+        attrs["output_shape"] = list(output_sizes)
+    else:
+        attrs["output_padding"] = list(output_padding)
+    ref = run_onnx([helper.make_node("ConvTranspose", ["x", "w"] + (["b"] if bias else []), ["y"], **attrs)],
+                   {"x": x}, [("y", np.float32, None)], initializers={"w": w, **({"b": b} if bias else {})})["y"]
+    if input_layout == "nhwc":
+        ref = ref.transpose(0, 2, 3, 1)
+    assert_accumulated(got, ref, (cin // groups) * k[0] * k[1])
+
+
+@pytest.mark.parametrize("kw", [
+    {},
+    {"strides": (2, 2)},
+    {"strides": (2, 3), "padding": (1, 0, 1, 2), "output_padding": (1, 2)},
+    {"dilations": (2, 1), "padding": (1, 1, 0, 0)},
+    {"strides": (3, 2), "padding": (2, 2, 1, 1)},  # padding larger than the kernel extent minus one
+    {"groups": 2, "cin": 4, "cout": 6, "strides": (2, 2)},
+    {"strides": (2, 2), "output_sizes": (12, 10)},
+    {"bias": False, "k": (2, 4)},
+])
+def test_conv_transpose2d(kw, rng):
+    transpose_case(rng, **kw)
+
+
+@pytest.mark.parametrize("input_layout,filter_layout", [("nhwc", "hwoi"), ("nchw", "ohwi"), ("nhwc", "iohw")])
+def test_conv_transpose2d_layouts(input_layout, filter_layout, rng):
+    transpose_case(rng, input_layout=input_layout, filter_layout=filter_layout, strides=(2, 2))
+
+
+@pytest.mark.vulkan
+def test_vulkan_conv2d(rng):
+    conv_case(rng, padding=(1, 1, 1, 1), strides=(2, 2), target="vulkan-spirv")
+
+
+@pytest.mark.vulkan
+def test_vulkan_conv_transpose2d(rng):
+    transpose_case(rng, strides=(2, 2), target="vulkan-spirv")
