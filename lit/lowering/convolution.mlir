@@ -1,4 +1,4 @@
-// RUN: estuary-opt %s --split-input-file --lower-nn-to-tosa | FileCheck %s
+// RUN: estuary-opt %s --split-input-file --nn-verify --lower-nn-to-tosa | FileCheck %s
 
 // NCHW input / OIHW filter: transposed to NHWC / OHWI around one tosa.conv2d. The end padding
 // no window reaches is trimmed (TOSA wants exact stride division).

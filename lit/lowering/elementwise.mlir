@@ -1,4 +1,4 @@
-// RUN: estuary-opt %s --split-input-file --lower-nn-to-tosa | FileCheck %s
+// RUN: estuary-opt %s --split-input-file --nn-verify --lower-nn-to-tosa | FileCheck %s
 
 // CHECK-LABEL: func.func @add_broadcast
 // CHECK-SAME: (%[[A:.*]]: tensor<2x3xf32>, %[[B:.*]]: tensor<3xf32>)

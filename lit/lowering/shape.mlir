@@ -1,4 +1,4 @@
-// RUN: estuary-opt %s --split-input-file --lower-nn-to-tosa | FileCheck %s
+// RUN: estuary-opt %s --split-input-file --nn-verify --lower-nn-to-tosa | FileCheck %s
 
 // CHECK-LABEL: func.func @reshape_transpose
 // CHECK: tosa.transpose %arg0 perms([1, 0])
