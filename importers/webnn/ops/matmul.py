@@ -1,2 +1,14 @@
-"""WebNN mappings: matmul family."""
-from estuary.importers.webnn.registry import webnn_op  # noqa: F401
+"""WebNN mappings: gemm, matmul."""
+from estuary.importers.webnn.registry import webnn_op
+
+
+@webnn_op("gemm", ["a", "b", "options"], operands=["a", "b"],
+          options=["alpha", "beta", "aTranspose", "bTranspose"], option_operands=["c"])
+def gemm(c, a, b, options):
+    return c.op("gemm", [a, b, options.get("c")], alpha=options.get("alpha"), beta=options.get("beta"),
+                a_transpose=options.get("aTranspose"), b_transpose=options.get("bTranspose"))
+
+
+@webnn_op("matmul", ["a", "b", "options"], operands=["a", "b"], options=[])
+def matmul(c, a, b, options):
+    return c.op("matmul", [a, b])
