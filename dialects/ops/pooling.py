@@ -1,4 +1,4 @@
-"""nn ops: average/max/l2 2-D pooling (WebNN §7.7.32).
+"""nn ops: average/max/l2 2-D pooling (WebNN §7.7.32) and resample2d (§7.7.36).
 
 Average and L2 pooling count only elements inside the input (padding never enters the divisor);
 max pooling ignores padding. Windows may be dilated; "ceil" rounding adds windows at the end.
@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from estuary import dtypes
-from estuary.dialects.core import Ints, Str, TensorSpec, check, dtype_in, nn_op, rank_is
+from estuary.dialects.core import Floats, Ints, Str, TensorSpec, axes_valid, check, dtype_in, nn_op, rank_is
 
 LAYOUTS = ("nchw", "nhwc")
 ROUNDING = ("floor", "ceil")
@@ -93,3 +93,62 @@ nn_op("average_pool2d", ["input"], dict(ATTRS), reference=_pool_ref("average"), 
     _rule(dtypes.FLOATS))
 nn_op("l2_pool2d", ["input"], dict(ATTRS), reference=_pool_ref("l2"), family="pooling")(_rule(dtypes.FLOATS))
 nn_op("max_pool2d", ["input"], dict(ATTRS), reference=_pool_ref("max"), family="pooling")(_rule(None))
+
+
+# ---------------------------------------------------------------- resample2d (§7.7.36)
+
+RESAMPLE_MODES = ("nearest-neighbor", "linear")
+
+
+def resample_plan(in_size, out_size, scale, mode):
+    """Source indices (and linear weights) of each output position along one axis.
+
+    Half-pixel centres: x = (o + 0.5) / scale - 0.5. Nearest rounds half up (the TFLite /
+    ONNX half_pixel + round_prefer_ceil convention); linear clamps x to [0, in_size - 1]."""
+    o = np.arange(out_size, dtype=np.float64)
+    x = (o + 0.5) / scale - 0.5
+    if mode == "nearest-neighbor":
+        return np.clip(np.floor(x + 0.5), 0, in_size - 1).astype(np.int64), None, None
+    x = np.clip(x, 0, in_size - 1)
+    i0 = np.floor(x).astype(np.int64)
+    i1 = np.minimum(i0 + 1, in_size - 1)
+    return i0, i1, x - i0
+
+
+def _resample_scales(shape, scales, sizes, axes):
+    if sizes is not None:
+        return [sizes[k] / shape[a] for k, a in enumerate(axes)], list(sizes)
+    return list(scales), [int(np.floor(shape[a] * s)) for a, s in zip(axes, scales)]
+
+
+def _resample_ref(x, mode, scales, sizes, axes):
+    y = x.astype(np.float64)
+    factors, out_sizes = _resample_scales(x.shape, scales, sizes, axes)
+    for a, f, size in zip(axes, factors, out_sizes):
+        i0, i1, w = resample_plan(y.shape[a], size, f, mode)
+        if i1 is None:
+            y = np.take(y, i0, axis=a)
+        else:
+            shape = [1] * y.ndim
+            shape[a] = -1
+            y = np.take(y, i0, axis=a) * (1 - w.reshape(shape)) + np.take(y, i1, axis=a) * w.reshape(shape)
+    return y
+
+
+@nn_op("resample2d", ["input"], {"mode": Str("nearest-neighbor", RESAMPLE_MODES), "scales": Floats([1.0, 1.0]),
+                                 "sizes": Ints(None), "axes": Ints([2, 3])}, reference=_resample_ref, family="pooling")
+def resample2d(input, mode, scales, sizes, axes):
+    """Resize two axes by `scales` (output floor(size * scale)) or to `sizes`."""
+    dtype_in(input, dtypes.FLOATS)
+    rank_is(input, 4)
+    check(len(scales) == 2 and all(s > 0 for s in scales), f"scales must be 2 positive values, got {list(scales)}")
+    if sizes is not None:
+        check(len(sizes) == 2 and all(s > 0 for s in sizes), f"sizes must be 2 positive values, got {list(sizes)}")
+    check(len(axes) == 2, f"axes must have 2 entries, got {list(axes)}")
+    axes_valid(axes, input.rank)
+    _, out_sizes = _resample_scales(input.shape, scales, sizes, axes)
+    check(all(s > 0 for s in out_sizes), f"output sizes {out_sizes} must be positive")
+    shape = list(input.shape)
+    for a, s in zip(axes, out_sizes):
+        shape[a] = s
+    return input.with_shape(shape)

@@ -40,3 +40,16 @@ func.func @max_pool_u8(%x: tensor<1x4x4x1xui8>) -> tensor<1x2x2x1xui8> {
   %0 = "nn.max_pool2d"(%x) {window_dimensions = array<i64: 2, 2>, strides = array<i64: 2, 2>, layout = "nhwc"} : (tensor<1x4x4x1xui8>) -> tensor<1x2x2x1xui8>
   return %0 : tensor<1x2x2x1xui8>
 }
+
+// -----
+
+// Linear resampling gathers the two neighbours (compile-time tables) and blends them.
+// CHECK-LABEL: func.func @resample_linear
+// CHECK: tensor.extract %arg0
+// CHECK: arith.subf
+// CHECK: arith.mulf
+// CHECK: arith.addf
+func.func @resample_linear(%x: tensor<1x1x2x2xf32>) -> tensor<1x1x4x4xf32> {
+  %0 = "nn.resample2d"(%x) {mode = "linear", scales = array<f64: 2.0, 2.0>} : (tensor<1x1x2x2xf32>) -> tensor<1x1x4x4xf32>
+  return %0 : tensor<1x1x4x4xf32>
+}

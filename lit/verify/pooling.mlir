@@ -29,3 +29,19 @@ func.func @f(%x: tensor<1x1x4x4xf32>) -> tensor<1x1x1x1xf32> {
   %0 = "nn.l2_pool2d"(%x) {rounding_type = "round"} : (tensor<1x1x4x4xf32>) -> tensor<1x1x1x1xf32>
   return %0 : tensor<1x1x1x1xf32>
 }
+
+// -----
+
+// CHECK: (nn.resample2d): axes [2, 2] contain duplicates
+func.func @f(%x: tensor<1x1x2x2xf32>) -> tensor<1x1x2x2xf32> {
+  %0 = "nn.resample2d"(%x) {axes = array<i64: 2, 2>} : (tensor<1x1x2x2xf32>) -> tensor<1x1x2x2xf32>
+  return %0 : tensor<1x1x2x2xf32>
+}
+
+// -----
+
+// CHECK: (nn.resample2d): scales must be 2 positive values, got [0.0, 1.0]
+func.func @f(%x: tensor<1x1x2x2xf32>) -> tensor<1x1x2x2xf32> {
+  %0 = "nn.resample2d"(%x) {scales = array<f64: 0.0, 1.0>} : (tensor<1x1x2x2xf32>) -> tensor<1x1x2x2xf32>
+  return %0 : tensor<1x1x2x2xf32>
+}

@@ -89,3 +89,52 @@ def lower_l2_pool2d(n):
 @lower("max_pool2d")
 def lower_max_pool2d(n):
     return _pool(n, "max")
+
+
+def _take_axis(x, axis, indices):
+    """x gathered along `axis` at compile-time `indices` (linalg.generic + tensor.extract)."""
+    from iree.compiler.dialects import _linalg_ops_gen as linalg_ops
+
+    shape = C.shape_of(x)
+    out_shape = list(shape)
+    out_shape[axis] = len(indices)
+    el = C.element_of(x)
+    idx = C.const(np.asarray(indices, np.int32), "int32")
+    rank = len(shape)
+    maps = [ir.AffineMap.get(rank, 0, [ir.AffineDimExpr.get(axis)]), ir.AffineMap.get_identity(rank)]
+    op = linalg.GenericOp([C.tensor_type(out_shape, el)], [idx], [tensor.empty(out_shape, el)],
+                          ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps]),
+                          ir.ArrayAttr.get([ir.Attribute.parse(C.PARALLEL)] * rank))
+    block = op.regions[0].blocks.append(ir.IntegerType.get_signless(32), el)
+    with ir.InsertionPoint(block):
+        coords = [linalg_ops.IndexOp(d).result for d in range(rank)]
+        coords[axis] = arith.index_cast(ir.IndexType.get(), block.arguments[0])
+        linalg.YieldOp([tensor.extract(x, coords)])
+    return op.result
+
+
+@lower("resample2d")
+def lower_resample2d(n):
+    from estuary.dialects.ops.pooling import _resample_scales, resample_plan
+
+    spec = n.in_specs[0]
+    a = n.attrs
+    x = n.inputs[0]
+    f32 = ir.F32Type.get()
+    if spec.dtype == "float16":
+        x = tosa.cast(C.tensor_type(spec.shape, f32), x)
+    factors, sizes = _resample_scales(spec.shape, a["scales"], a["sizes"], a["axes"])
+    for axis, f, size in zip(a["axes"], factors, sizes):
+        i0, i1, w = resample_plan(C.shape_of(x)[axis], size, f, a["mode"])
+        if i1 is None:
+            x = _take_axis(x, axis, i0)
+            continue
+        shape = [1] * spec.rank
+        shape[axis] = size
+        lo, hi = _take_axis(x, axis, i0), _take_axis(x, axis, i1)
+        wt = C.const(w.reshape(shape), "float32")
+        x = C.elementwise(C.shape_of(lo), f32, [lo, hi, wt],
+                          lambda p, q, t: arith.addf(p, arith.mulf(t, arith.subf(q, p))))
+    if spec.dtype == "float16":
+        x = tosa.cast(C.storage(n.out), x)
+    return x

@@ -88,3 +88,55 @@ def test_max_pool_integers(rng):
 @pytest.mark.parametrize("js", ["maxPool2d", "averagePool2d"])
 def test_vulkan_pool(js, rng):
     pool_case(rng, js, padding=(1, 1, 1, 1), strides=(2, 2), target="vulkan-spirv")
+
+
+def resample_case(rng, mode, scales=None, sizes=None, axes=None, shape=(1, 2, 5, 6), target="llvm-cpu",
+                  dtype=np.float32):
+    x = rng.standard_normal(shape).astype(np.float32)
+    options = {"mode": mode}
+    if scales:
+        options["scales"] = list(scales)
+    if sizes:
+        options["sizes"] = list(sizes)
+    if axes:
+        options["axes"] = list(axes)
+    xin = x.astype(dtype)
+    got = run_graph(graph({"x": xin}, [op("resample2d", ("input", "x"), **options)], ["y"]), {"x": xin},
+                    target=target)["y"]
+    ax = axes or [2, 3]
+    onnx_mode = {"linear": "linear", "nearest-neighbor": "nearest"}[mode]
+    attrs = dict(mode=onnx_mode, coordinate_transformation_mode="half_pixel", nearest_mode="round_prefer_ceil")
+    if sizes:
+        full = list(shape)
+        for a, s in zip(ax, sizes):
+            full[a] = s
+        init = {"roi": np.array([], np.float32), "scales": np.array([], np.float32), "sizes": np.array(full, np.int64)}
+        inputs = ["x", "roi", "scales", "sizes"]
+    else:
+        full = [1.0] * 4
+        for a, s in zip(ax, scales):
+            full[a] = s
+        init = {"roi": np.array([], np.float32), "scales": np.array(full, np.float32)}
+        inputs = ["x", "roi", "scales"]
+    ref = run_onnx([helper.make_node("Resize", inputs, ["y"], **attrs)], {"x": x}, [("y", np.float32, None)],
+                   initializers=init)["y"]
+    if mode == "nearest-neighbor":
+        assert_exact(got.astype(np.float32), ref.astype(dtype).astype(np.float32))
+    else:
+        assert_accumulated(got.astype(np.float32), ref, 2, ulp_per_term=2 if dtype == np.float32 else 4096)
+
+
+@pytest.mark.parametrize("mode", ["nearest-neighbor", "linear"])
+@pytest.mark.parametrize("kw", [{"scales": (2, 2)}, {"scales": (0.5, 1.5)}, {"sizes": (9, 4)},
+                                {"sizes": (3, 11), "axes": (1, 2), "shape": (1, 5, 6, 2)}, {"scales": (1.7, 3)}])
+def test_resample2d(mode, kw, rng):
+    resample_case(rng, mode, **kw)
+
+
+def test_resample2d_float16(rng):
+    resample_case(rng, "linear", scales=(2, 2), dtype=np.float16)
+
+
+@pytest.mark.vulkan
+def test_vulkan_resample2d(rng):
+    resample_case(rng, "linear", scales=(2, 1.5), target="vulkan-spirv")

@@ -1,4 +1,4 @@
-"""WebNN mappings: averagePool2d, l2Pool2d, maxPool2d."""
+"""WebNN mappings: averagePool2d, l2Pool2d, maxPool2d, resample2d."""
 from estuary.importers.webnn.registry import webnn_op
 
 _OPTIONS = {"windowDimensions": "window_dimensions", "padding": "padding", "strides": "strides",
@@ -14,3 +14,9 @@ def _pool(nn_name):
 
 for _js, _nn in {"averagePool2d": "average_pool2d", "l2Pool2d": "l2_pool2d", "maxPool2d": "max_pool2d"}.items():
     webnn_op(_js, ["input", "options"], operands=["input"], options=list(_OPTIONS))(_pool(_nn))
+
+
+@webnn_op("resample2d", ["input", "options"], operands=["input"], options=["mode", "scales", "sizes", "axes"])
+def resample2d(c, input, options):
+    return c.op("resample2d", [input], mode=options.get("mode"), scales=options.get("scales"),
+                sizes=options.get("sizes"), axes=options.get("axes"))
