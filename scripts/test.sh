@@ -11,5 +11,5 @@ python3 -m venv .venv
 . .venv/bin/activate
 python -m pip install -q --upgrade pip
 python -m pip install -q -e '.[test]'
-python -m pytest -n "${ESTUARY_TEST_WORKERS:-2}" tests
 lit -s lit
+python -m pytest -n "${ESTUARY_TEST_WORKERS:-2}" tests
