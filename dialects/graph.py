@@ -145,23 +145,11 @@ class Graph:
 
     def op(self, op_name, operands, attrs=None, name=None):
         """Append `nn.<op_name>`; returns its result Value, or a list for multi-result ops."""
-        opdef = core.get(op_name)
-        if opdef is None:
-            raise VerificationError(f"{where(self.source, name, op_name)}: no such nn op")
-        with self.context, self._loc(name):
+        with self.context, self._loc(name), ir.InsertionPoint(self.block):
             try:
-                specs, flat, segments = _operand_specs(opdef, operands)
-                full = opdef.complete_attrs(dict(attrs or {}))
-                results = infer(opdef, specs, full)
+                return create_op(op_name, operands, attrs)
             except core.VerifyError as e:
                 raise VerificationError(f"{where(self.source, name, op_name)}: {e}") from None
-            mlir_attrs = {k: opdef.attrs[k].to_mlir(v) for k, v in full.items() if v is not None}
-            if segments is not None:
-                mlir_attrs["operandSegmentSizes"] = ir.DenseI32ArrayAttr.get(segments)
-            with ir.InsertionPoint(self.block):
-                op = ir.Operation.create(opdef.full_name, results=[r.mlir_type() for r in results],
-                                         operands=flat, attributes=mlir_attrs)
-        return op.results[0] if len(results) == 1 else list(op.results)
 
     def finish(self, outputs):
         """Return the named outputs ([(name, Value)]) and seal the function; returns an NNModule."""
@@ -176,6 +164,23 @@ class Graph:
         nn.keep = self.keep
         nn.write_signature()
         return nn
+
+
+def create_op(op_name, operands, attrs=None):
+    """Create `nn.<op_name>` at the current insertion point and location, result types inferred.
+
+    Returns the result Value (or a list for multi-result ops); VerifyError on invalid input."""
+    opdef = core.get(op_name)
+    core.check(opdef is not None, f"no such nn op: {op_name}")
+    specs, flat, segments = _operand_specs(opdef, operands)
+    full = opdef.complete_attrs(dict(attrs or {}))
+    results = infer(opdef, specs, full)
+    mlir_attrs = {k: opdef.attrs[k].to_mlir(v) for k, v in full.items() if v is not None}
+    if segments is not None:
+        mlir_attrs["operandSegmentSizes"] = ir.DenseI32ArrayAttr.get(segments)
+    op = ir.Operation.create(opdef.full_name, results=[r.mlir_type() for r in results],
+                             operands=flat, attributes=mlir_attrs)
+    return op.results[0] if len(results) == 1 else list(op.results)
 
 
 def spec_of(value):

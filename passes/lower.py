@@ -10,3 +10,14 @@ def lower_nn_to_tosa(nn):
 
     with nn.context, ir.Location.unknown():
         lower_module(nn.module, nn.source)
+
+
+@register("nn-decompose")
+def nn_decompose(nn):
+    """Rewrite compound nn ops (gru, lstm, ...) into simpler nn ops, as their specs decompose them."""
+    from iree.compiler import ir
+
+    from estuary.passes.lowering import decompose_module
+
+    with nn.context, ir.Location.unknown():
+        decompose_module(nn.module, nn.source)

@@ -16,6 +16,7 @@ from estuary.errors import LoweringError, where
 from estuary.passes.lowering.common import storage
 
 RULES = {}
+DECOMPOSITIONS = {}
 
 
 def lower(*names):
@@ -29,6 +30,64 @@ def lower(*names):
         return fn
 
     return wrap
+
+
+def decompose(*names):
+    """Register the decorated function as the decomposition of nn op(s) into simpler nn ops.
+
+    Compound ops (gru, lstm, ...) are rewritten this way before lowering, exactly as their spec
+    decomposes them; `fn(d)` gets a Decomposer and returns the replacement value(s)."""
+
+    def wrap(fn):
+        for name in names:
+            DECOMPOSITIONS[name] = fn
+        return fn
+
+    return wrap
+
+
+class Decomposer:
+    """What a decomposition builds with: `d.op(name, operands, **attrs)`, `d.const(array, dtype)`."""
+
+    def __init__(self, op, opdef):
+        self.opdef = opdef
+        self.inputs = graph.operand_groups(opdef, op)
+        self.attrs = graph.op_attrs(opdef, op)
+        self.out_specs = [TensorSpec.of_type(r.type) for r in op.results]
+
+    def op(self, name, operands, **attrs):
+        return graph.create_op(name, operands, {k: v for k, v in attrs.items() if v is not None})
+
+    def const(self, array, dtype):
+        import numpy as np
+
+        array = np.asarray(array)
+        spec = TensorSpec(array.shape, dtype)
+        return graph.create_op("constant", [], {"value": graph.constant_attr(array, spec)})
+
+    def spec(self, value):
+        return TensorSpec.of_type(value.type)
+
+
+def decompose_module(module, source="<memory>"):
+    """Rewrite compound nn ops into simpler nn ops until none is left."""
+    from estuary.passes.lowering import families  # noqa: F401
+
+    while True:
+        ops = [o for o in nn_ops(module.operation) if o.name[3:] in DECOMPOSITIONS]
+        if not ops:
+            return
+        for o in ops:
+            opdef = core.get(o.name)
+            with ir.InsertionPoint(o), o.location:
+                try:
+                    result = DECOMPOSITIONS[opdef.name](Decomposer(o, opdef))
+                except core.VerifyError as e:
+                    raise LoweringError(f"{where(source, graph.loc_name(o), o.name)}: {e}") from None
+            results = result if isinstance(result, (list, tuple)) else [result]
+            for old, new in zip(o.results, results):
+                old.replace_all_uses_with(new)
+            o.erase()
 
 
 @dataclass
@@ -90,6 +149,7 @@ def lower_module(module, source="<memory>"):
     """Replace every nn op of `module` (an ir.Module) by TOSA/linalg; LoweringError if any stays."""
     from estuary.passes.lowering import families  # noqa: F401  (registers the rules)
 
+    decompose_module(module, source)
     ops = nn_ops(module.operation)
     missing = [o for o in ops if o.name[3:] not in RULES]
     if missing:

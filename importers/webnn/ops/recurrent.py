@@ -1,2 +1,50 @@
-"""WebNN mappings: recurrent family."""
-from estuary.importers.webnn.registry import webnn_op  # noqa: F401
+"""WebNN mappings: gru, gruCell, lstm, lstmCell."""
+from estuary.importers.webnn.registry import webnn_op
+
+
+def _int(c, v, what):
+    c.check(isinstance(v, int) and not isinstance(v, bool), f"{what} must be an integer, got {v!r}")
+    return v
+
+
+@webnn_op("gru", ["input", "weight", "recurrentWeight", "steps", "hiddenSize", "options"],
+          operands=["input", "weight", "recurrentWeight"],
+          options=["resetAfter", "returnSequence", "direction", "layout", "activations"],
+          option_operands=["bias", "recurrentBias", "initialHiddenState"])
+def gru(c, input, weight, recurrent_weight, steps, hidden_size, o):
+    return c.op("gru", [input, weight, recurrent_weight, o.get("bias"), o.get("recurrentBias"),
+                        o.get("initialHiddenState")],
+                steps=_int(c, steps, "steps"), hidden_size=_int(c, hidden_size, "hiddenSize"),
+                reset_after=o.get("resetAfter"), return_sequence=o.get("returnSequence"), direction=o.get("direction"),
+                layout=o.get("layout"), activations=o.get("activations"))
+
+
+@webnn_op("gruCell", ["input", "weight", "recurrentWeight", "hiddenState", "hiddenSize", "options"],
+          operands=["input", "weight", "recurrentWeight", "hiddenState"],
+          options=["resetAfter", "layout", "activations"], option_operands=["bias", "recurrentBias"])
+def gru_cell(c, input, weight, recurrent_weight, hidden_state, hidden_size, o):
+    return c.op("gru_cell", [input, weight, recurrent_weight, hidden_state, o.get("bias"), o.get("recurrentBias")],
+                hidden_size=_int(c, hidden_size, "hiddenSize"), reset_after=o.get("resetAfter"),
+                layout=o.get("layout"), activations=o.get("activations"))
+
+
+@webnn_op("lstm", ["input", "weight", "recurrentWeight", "steps", "hiddenSize", "options"],
+          operands=["input", "weight", "recurrentWeight"],
+          options=["returnSequence", "direction", "layout", "activations"],
+          option_operands=["bias", "recurrentBias", "peepholeWeight", "initialHiddenState", "initialCellState"])
+def lstm(c, input, weight, recurrent_weight, steps, hidden_size, o):
+    return c.op("lstm", [input, weight, recurrent_weight, o.get("bias"), o.get("recurrentBias"),
+                         o.get("peepholeWeight"), o.get("initialHiddenState"), o.get("initialCellState")],
+                steps=_int(c, steps, "steps"), hidden_size=_int(c, hidden_size, "hiddenSize"),
+                return_sequence=o.get("returnSequence"), direction=o.get("direction"), layout=o.get("layout"),
+                activations=o.get("activations"))
+
+
+@webnn_op("lstmCell", ["input", "weight", "recurrentWeight", "hiddenState", "cellState", "hiddenSize", "options"],
+          operands=["input", "weight", "recurrentWeight", "hiddenState", "cellState"],
+          options=["layout", "activations"], option_operands=["bias", "recurrentBias", "peepholeWeight"])
+def lstm_cell(c, input, weight, recurrent_weight, hidden_state, cell_state, hidden_size, o):
+    return c.op("lstm_cell", [input, weight, recurrent_weight, hidden_state, cell_state, o.get("bias"),
+                              o.get("recurrentBias"), o.get("peepholeWeight")],
+                hidden_size=_int(c, hidden_size, "hiddenSize"), layout=o.get("layout"),
+                activations=o.get("activations"))
