@@ -136,3 +136,32 @@ def test_clamp_keeps_nan():
     ref = run_onnx([helper.make_node("Clip", ["x", "lo", "hi"], ["y"])], {"x": x}, [("y", np.float32, None)],
                    initializers={"lo": np.float32(-1), "hi": np.float32(1)})["y"]
     assert_exact(got, ref)
+
+
+ALL_TYPES = ["float32", "float16", "int32", "uint32", "int64", "uint64", "int8", "uint8"]
+
+
+@pytest.mark.parametrize("src", ALL_TYPES)
+def test_cast_every_pair_in_range(src, rng):
+    """The spec's cast table for in-range values (numpy's conversions are the oracle): floats to
+    ints truncate, ints to ints keep the value, everything to float rounds to nearest."""
+    if src.startswith("float"):
+        x = rng.uniform(0, 100, (12,)).astype(src)
+    else:
+        x = rng.integers(0, 100, (12,)).astype(src)
+    ops = [op("cast", ("input", "x"), ("type", dst), outputs=f"y_{dst}") for dst in ALL_TYPES]
+    got = run_graph(graph({"x": x}, ops, [f"y_{d}" for d in ALL_TYPES]), {"x": x})
+    for dst in ALL_TYPES:
+        expected = np.trunc(x.astype(np.float64)).astype(dst) if src.startswith("float") and not dst.startswith("float") \
+            else x.astype(dst)
+        assert got[f"y_{dst}"].dtype == np.dtype(dst)
+        assert_exact(got[f"y_{dst}"], expected)
+
+
+def test_cast_out_of_range_wraps_and_saturates():
+    x = np.array([-1, 300, -129], np.int32)
+    got = run_graph(graph({"x": x}, [op("cast", ("input", "x"), ("type", "uint8"))], ["y"]), {"x": x})["y"]
+    assert_exact(got, np.array([255, 44, 127], np.uint8))  # lowest 8 bits (spec: two's complement)
+    f = np.array([1e10, -1e10, np.nan, 3.9, -3.9], np.float32)
+    got = run_graph(graph({"f": f}, [op("cast", ("input", "f"), ("type", "int32"))], ["y"]), {"f": f})["y"]
+    assert_exact(got, np.array([2**31 - 1, -2**31, 0, 3, -3], np.int32))  # our documented choice
