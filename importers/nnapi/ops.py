@@ -1,4 +1,6 @@
 """NNAPI operations: one registration per OperationCode (API level 27 semantics)."""
+import numpy as np
+
 from estuary.importers.nnapi.registry import nnapi_op
 from estuary.nnapi import OperationCode as Op
 
@@ -28,3 +30,154 @@ def relu_family(c, ins, outs):
     c.check(len(ins) == 1 and len(outs) == 1, "takes 1 input and 1 output")
     code = {Op.RELU: 1, Op.RELU1: 2, Op.RELU6: 3}[c.code]
     c.set_output(outs[0], c.fuse(c.tensor(ins[0]), code))
+
+
+# ---------------------------------------------------------------- convolution and pooling (NHWC)
+
+
+def _implicit_padding(c, code, size, stride, kernel):
+    """(begin, end) padding of one spatial dimension for PaddingCode SAME / VALID."""
+    if code == 2:  # VALID
+        return 0, 0
+    c.check(code == 1, f"invalid implicit padding code {code} (1 SAME, 2 VALID)")
+    out = -(-size // stride)
+    total = max(0, (out - 1) * stride + kernel - size)
+    return total // 2, total - total // 2
+
+
+def _spatial(c, ins, first, kernel_hw, explicit_count):
+    """Padding [t, b, l, r] and strides [h, w] from an explicit or implicit operand list."""
+    shape = c.operand(ins[0]).dimensions
+    n_rest = len(ins) - first
+    if n_rest >= explicit_count:  # explicit: left, right, top, bottom, stride_w, stride_h
+        left, right, top, bottom, sw, sh = (c.scalar(i) for i in ins[first:first + 6])
+        return [top, bottom, left, right], [sh, sw], first + 6
+    code, sw, sh = (c.scalar(i) for i in ins[first:first + 3])
+    c.check(sw > 0 and sh > 0, "strides must be positive")
+    top, bottom = _implicit_padding(c, code, shape[1], sh, kernel_hw[0])
+    left, right = _implicit_padding(c, code, shape[2], sw, kernel_hw[1])
+    return [top, bottom, left, right], [sh, sw], first + 3
+
+
+@nnapi_op(Op.CONV_2D)
+def conv_2d(c, ins, outs):
+    c.check(len(ins) in (7, 10), f"takes 7 (implicit padding) or 10 (explicit) inputs, got {len(ins)}")
+    x, w, b = c.tensor(ins[0]), c.tensor(ins[1]), c.tensor(ins[2])
+    kh, kw = c.spec(w).shape[1:3]
+    padding, strides, nxt = _spatial(c, ins, 3, (kh, kw), 7)
+    y = c.op("conv2d", [x, w, b], padding=padding, strides=strides, input_layout="nhwc", filter_layout="ohwi")
+    c.set_output(outs[0], c.fuse(y, c.scalar(ins[nxt])))
+
+
+@nnapi_op(Op.DEPTHWISE_CONV_2D)
+def depthwise_conv_2d(c, ins, outs):
+    c.check(len(ins) in (8, 11), f"takes 8 (implicit padding) or 11 (explicit) inputs, got {len(ins)}")
+    x, w, b = c.tensor(ins[0]), c.tensor(ins[1]), c.tensor(ins[2])
+    channels = c.spec(x).shape[3]
+    _, kh, kw, depth_out = c.spec(w).shape
+    padding, strides, nxt = _spatial(c, ins, 3, (kh, kw), 8)
+    multiplier = c.scalar(ins[nxt])
+    c.check(depth_out == channels * multiplier,
+            f"filter depth {depth_out} must equal input depth {channels} x multiplier {multiplier}")
+    # [1, KH, KW, C*M] is the "ihwo" layout of a grouped convolution with one input channel per group
+    y = c.op("conv2d", [x, w, b], padding=padding, strides=strides, groups=channels, input_layout="nhwc",
+             filter_layout="ihwo")
+    c.set_output(outs[0], c.fuse(y, c.scalar(ins[nxt + 1])))
+
+
+def _pool(nn_name):
+    def convert(c, ins, outs):
+        c.check(len(ins) in (7, 10), f"takes 7 (implicit padding) or 10 (explicit) inputs, got {len(ins)}")
+        x = c.tensor(ins[0])
+        n_explicit = len(ins) == 10
+        first_k = 7 if n_explicit else 4
+        fw, fh = c.scalar(ins[first_k]), c.scalar(ins[first_k + 1])
+        padding, strides, _ = _spatial(c, ins, 1, (fh, fw), 9)
+        y = c.op(nn_name, [x], window_dimensions=[fh, fw], padding=padding, strides=strides, layout="nhwc")
+        c.set_output(outs[0], c.fuse(y, c.scalar(ins[first_k + 2])))
+    return convert
+
+
+nnapi_op(Op.AVERAGE_POOL_2D)(_pool("average_pool2d"))
+nnapi_op(Op.MAX_POOL_2D)(_pool("max_pool2d"))
+nnapi_op(Op.L2_POOL_2D)(_pool("l2_pool2d"))
+
+
+# ---------------------------------------------------------------- dense and shape operations
+
+
+@nnapi_op(Op.FULLY_CONNECTED)
+def fully_connected(c, ins, outs):
+    c.check(len(ins) == 4, f"takes 4 inputs, got {len(ins)}")
+    x, w, b = c.tensor(ins[0]), c.tensor(ins[1]), c.tensor(ins[2])
+    units, size = c.spec(w).shape
+    total = c.spec(x).size
+    c.check(total % size == 0, f"input of {total} elements is not a multiple of the weights' input size {size}")
+    flat = c.op("reshape", [x], new_shape=[total // size, size])
+    y = c.op("gemm", [flat, w, b], b_transpose=True)
+    c.set_output(outs[0], c.fuse(y, c.scalar(ins[3])))
+
+
+@nnapi_op(Op.CONCATENATION)
+def concatenation(c, ins, outs):
+    c.check(len(ins) >= 2, "takes at least one tensor and the axis")
+    values = [c.tensor(i) for i in ins[:-1]]
+    axis = c.scalar(ins[-1])
+    rank = c.spec(values[0]).rank
+    c.check(-rank <= axis < rank, f"axis {axis} out of range for rank {rank}")
+    c.set_output(outs[0], c.op("concat", [values], axis=axis % rank))
+
+
+@nnapi_op(Op.RESHAPE)
+def reshape(c, ins, outs):
+    c.check(len(ins) == 2, f"takes 2 inputs, got {len(ins)}")
+    x = c.tensor(ins[0])
+    target = c.operand(ins[1])
+    c.check(target.value is not None, "the shape operand must be a constant")
+    shape = [int(v) for v in target.value.reshape(-1)]
+    if -1 in shape:
+        known = 1
+        for v in shape:
+            known *= v if v != -1 else 1
+        c.check(shape.count(-1) == 1 and known > 0 and c.spec(x).size % known == 0, f"cannot infer shape {shape}")
+        shape[shape.index(-1)] = c.spec(x).size // known
+    c.set_output(outs[0], c.op("reshape", [x], new_shape=shape))
+
+
+@nnapi_op(Op.SOFTMAX)
+def softmax(c, ins, outs):
+    c.check(len(ins) == 2, f"takes 2 inputs, got {len(ins)}")
+    x = c.tensor(ins[0])
+    beta = c.scalar(ins[1])
+    c.check(beta > 0, f"beta must be positive, got {beta}")
+    if beta != 1.0:
+        x = c.op("mul", [x, c.graph.constant(np.array([beta], np.float32), name=f"{c.label}/beta")])
+    c.set_output(outs[0], c.op("softmax", [x], axis=c.spec(x).rank - 1))
+
+
+@nnapi_op(Op.LOGISTIC, Op.TANH)
+def logistic_tanh(c, ins, outs):
+    c.check(len(ins) == 1, f"takes 1 input, got {len(ins)}")
+    c.set_output(outs[0], c.op("sigmoid" if c.code == Op.LOGISTIC else "tanh", [c.tensor(ins[0])]))
+
+
+@nnapi_op(Op.DEPTH_TO_SPACE)
+def depth_to_space(c, ins, outs):
+    x = c.tensor(ins[0])
+    bs = c.scalar(ins[1])
+    n, h, w, ch = c.spec(x).shape
+    c.check(bs >= 1 and ch % (bs * bs) == 0, f"block size {bs} squared must divide the depth {ch}")
+    t = c.op("reshape", [x], new_shape=[n, h, w, bs, bs, ch // (bs * bs)])
+    t = c.op("transpose", [t], permutation=[0, 1, 3, 2, 4, 5])
+    c.set_output(outs[0], c.op("reshape", [t], new_shape=[n, h * bs, w * bs, ch // (bs * bs)]))
+
+
+@nnapi_op(Op.SPACE_TO_DEPTH)
+def space_to_depth(c, ins, outs):
+    x = c.tensor(ins[0])
+    bs = c.scalar(ins[1])
+    n, h, w, ch = c.spec(x).shape
+    c.check(bs >= 1 and h % bs == 0 and w % bs == 0, f"block size {bs} must divide height {h} and width {w}")
+    t = c.op("reshape", [x], new_shape=[n, h // bs, bs, w // bs, bs, ch])
+    t = c.op("transpose", [t], permutation=[0, 1, 3, 2, 4, 5])
+    c.set_output(outs[0], c.op("reshape", [t], new_shape=[n, h // bs, w // bs, bs * bs * ch]))
