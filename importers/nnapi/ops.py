@@ -181,3 +181,46 @@ def space_to_depth(c, ins, outs):
     t = c.op("reshape", [x], new_shape=[n, h // bs, bs, w // bs, bs, ch])
     t = c.op("transpose", [t], permutation=[0, 1, 3, 2, 4, 5])
     c.set_output(outs[0], c.op("reshape", [t], new_shape=[n, h // bs, w // bs, bs * bs * ch]))
+
+
+# ---------------------------------------------------------------- normalization and recurrence
+
+
+def _f32(c, value, name):
+    return c.graph.constant(np.array(value, np.float32), name=f"{c.label}/{name}")
+
+
+@nnapi_op(Op.L2_NORMALIZATION)
+def l2_normalization(c, ins, outs):
+    x = c.tensor(ins[0])
+    rank = c.spec(x).rank
+    norm = c.op("sqrt", [c.op("reduce_sum_square", [x], axes=[rank - 1], keep_dimensions=True)])
+    c.set_output(outs[0], c.op("div", [x, norm]))
+
+
+@nnapi_op(Op.LOCAL_RESPONSE_NORMALIZATION)
+def local_response_normalization(c, ins, outs):
+    """x / (bias + alpha * sum of x^2 over depth [d - radius, d + radius]) ^ beta."""
+    c.check(len(ins) == 5, f"takes 5 inputs, got {len(ins)}")
+    x = c.tensor(ins[0])
+    radius, bias, alpha, beta = (c.scalar(i) for i in ins[1:5])
+    c.check(radius >= 0, f"radius must be non-negative, got {radius}")
+    n, h, w, ch = c.spec(x).shape
+    squares = c.op("reshape", [c.op("mul", [x, x])], new_shape=[n * h * w, 1, ch, 1])
+    window = _f32(c, np.ones((1, 1, 2 * radius + 1, 1)), "window")
+    sums = c.op("conv2d", [squares, window], padding=[0, 0, radius, radius], input_layout="nhwc",
+                filter_layout="ohwi")
+    sums = c.op("reshape", [sums], new_shape=[n, h, w, ch])
+    scaled = c.op("add", [_f32(c, [bias], "bias"), c.op("mul", [sums, _f32(c, [alpha], "alpha")])])
+    c.set_output(outs[0], c.op("div", [x, c.op("pow", [scaled, _f32(c, [beta], "beta")])]))
+
+
+@nnapi_op(Op.RNN)
+def rnn(c, ins, outs):
+    """state = activation(input W^T + state R^T + bias); both outputs are the new state."""
+    c.check(len(ins) == 6 and len(outs) == 2, f"takes 6 inputs and 2 outputs, got {len(ins)} and {len(outs)}")
+    x, w, r, b, h = (c.tensor(i) for i in ins[:5])
+    pre = c.op("add", [c.op("gemm", [x, w, b], b_transpose=True), c.op("gemm", [h, r], b_transpose=True)])
+    state = c.fuse(pre, c.scalar(ins[5]), recurrent=True)
+    c.set_output(outs[0], state)
+    c.set_output(outs[1], state)

@@ -82,9 +82,12 @@ class Converter:
     def op(self, nn_name, operands, **attrs):
         return self.graph.op(nn_name, operands, {k: v for k, v in attrs.items() if v is not None}, name=self.label)
 
-    def fuse(self, value, code):
-        """Apply a FuseCode activation (NONE, RELU, RELU1, RELU6)."""
+    def fuse(self, value, code, recurrent=False):
+        """Apply a FuseCode activation (NONE, RELU, RELU1, RELU6; recurrent ops also accept 4 = tanh,
+        as Android's reference implementation does)."""
         bounds = {0: None, 1: (0.0, float("inf")), 2: (-1.0, 1.0), 3: (0.0, 6.0)}
+        if recurrent and code == 4:
+            return self.op("tanh", [value])
         if code not in bounds:
             self.fail(f"invalid fused activation code {code}")
         if bounds[code] is None:

@@ -160,3 +160,48 @@ def test_unsupported_operations_are_listed():
     import estuary
     with pytest.raises(estuary.UnsupportedOpError, match="LSH_PROJECTION"):
         estuary.compile(b.m)
+
+
+def test_l2_normalization_and_lrn(rng):
+    x = rng.standard_normal((1, 2, 3, 6)).astype(np.float32)
+    b = Builder()
+    b.inputs = [b.tensor(x.shape)]
+    got = b.run(Op.L2_NORMALIZATION, [b.inputs[0]], x.shape, [x])
+    ref = run_onnx([helper.make_node("LpNormalization", ["x"], ["y"], axis=-1, p=2)], {"x": x},
+                   [("y", np.float32, None)])["y"]
+    assert_accumulated(got, ref, 6)
+    b = Builder()
+    b.inputs = [b.tensor(x.shape)]
+    ins = [b.inputs[0], b.scalar(1), b.scalar(2.0, T.FLOAT32), b.scalar(0.5, T.FLOAT32), b.scalar(0.75, T.FLOAT32)]
+    got = b.run(Op.LOCAL_RESPONSE_NORMALIZATION, ins, x.shape, [x])
+    # ONNX LRN divides alpha by the window size: alpha_onnx = alpha * (2 * radius + 1)
+    ref = run_onnx([helper.make_node("LRN", ["x"], ["y"], size=3, alpha=1.5, beta=0.75, bias=2.0)], {"x": nchw(x)},
+                   [("y", np.float32, None)])["y"]
+    assert_accumulated(got, nhwc(ref), 3, ulp_per_term=4)
+
+
+@pytest.mark.parametrize("fuse", [1, 4])
+def test_rnn(fuse, rng):
+    x, h = rng.standard_normal((2, 3)).astype(np.float32), rng.standard_normal((2, 4)).astype(np.float32)
+    w, r = rng.standard_normal((4, 3)).astype(np.float32), rng.standard_normal((4, 4)).astype(np.float32)
+    bias = rng.standard_normal(4).astype(np.float32)
+    b = Builder()
+    b.inputs = [b.tensor(x.shape), b.tensor(h.shape)]
+    state = b.tensor((2, 4))
+    out = b.tensor((2, 4))
+    b.m.add_operation(Op.RNN, [b.inputs[0], b.tensor(w.shape, w), b.tensor(r.shape, r), b.tensor((4,), bias),
+                               b.inputs[1], b.scalar(fuse)], [state, out])
+    b.m.identify_inputs_and_outputs(b.inputs, [state, out])
+    b.m.finish()
+    c = nnapi.Compilation(b.m)
+    c.finish()
+    e = nnapi.Execution(c)
+    e.set_input(0, x)
+    e.set_input(1, h)
+    got_state, got_out = e.compute()
+    act = "Relu" if fuse == 1 else "Tanh"
+    ref = run_onnx([helper.make_node("Gemm", ["x", "w", "b"], ["a"], transB=1), helper.make_node("Gemm", ["h", "r"], ["c"], transB=1),
+                    helper.make_node("Add", ["a", "c"], ["s"]), helper.make_node(act, ["s"], ["y"])],
+                   {"x": x, "h": h}, [("y", np.float32, None)], initializers={"w": w, "r": r, "b": bias})["y"]
+    assert_accumulated(got_state, ref, 7, ulp_per_term=8)
+    assert_exact(got_out, got_state)
