@@ -8,7 +8,7 @@ import os
 import tarfile
 
 from estuary.errors import ModelImportError
-from estuary.importers.nnef.tensor_file import HEADER, MAX_ITEMS, decode, parse_header
+from estuary.importers.nnef.tensor_file import HEADER, data_size, decode_blob, parse_header
 
 MAX_MEMBER_BYTES = 4 << 30
 
@@ -114,23 +114,8 @@ class ModelFiles:
         head = self._read(name, HEADER)
         if head is None:
             _bad(self.path, f"variable {label!r}: data file {name!r} is missing")
-        header = parse_header(head, where)
-        if header["shape"] != list(expected_shape):
-            _bad(where, f"tensor shape {header['shape']} does not match {list(expected_shape)} "
-                        f"declared for variable {label!r}")
-        count = 1
-        for d in header["shape"]:
-            count *= d
-        if count > MAX_ITEMS:
-            _bad(where, f"declares {count} items, more than the {MAX_ITEMS} supported")
-        needed = (count * header["bits"] + 7) // 8
-        if header["data_length"] != needed:
-            _bad(where, f"header data length {header['data_length']} does not match {count} items of "
-                        f"{header['bits']} bits ({needed} bytes)")
-        blob = self._read(name, HEADER + needed)
-        if len(blob) < HEADER + needed:
-            _bad(where, f"truncated data: {len(blob) - HEADER} of {needed} bytes")
-        return decode(header, blob[HEADER:HEADER + needed], where)
+        needed = data_size(parse_header(head, where), where, expected_shape)
+        return decode_blob(self._read(name, HEADER + needed), where, expected_shape)
 
     def close(self):
         if self._tar is not None:

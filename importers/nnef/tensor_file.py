@@ -133,24 +133,36 @@ def _decode_log(raw, bits, params, path):
     return mag.astype(np.float32)
 
 
-def read_tensor(path, expected_shape=None, max_items=MAX_ITEMS):
-    """Read and decode one .dat file; shapes, lengths and sizes are checked first."""
+def data_size(header, path, expected_shape=None, max_items=MAX_ITEMS):
+    """Bytes of data a header announces, after checking it against the expected shape and limits."""
+    shape = header["shape"]
+    if expected_shape is not None and list(expected_shape) != shape:
+        _fail(path, f"tensor shape {shape} does not match {list(expected_shape)} declared in the graph")
+    count = int(np.prod(shape, dtype=np.int64)) if shape else 1
+    if count > max_items:
+        _fail(path, f"declares {count} items, more than the {max_items} supported")
+    needed = (count * header["bits"] + 7) // 8
+    if header["data_length"] != needed:
+        _fail(path, f"header data length {header['data_length']} does not match {count} items of "
+                    f"{header['bits']} bits ({needed} bytes)")
+    return needed
+
+
+def decode_blob(blob, path, expected_shape=None):
+    """Decode a whole .dat file's bytes (header + data), all checks first."""
+    header = parse_header(blob[:HEADER], path)
+    needed = data_size(header, path, expected_shape)
+    if len(blob) < HEADER + needed:
+        _fail(path, f"truncated data: {len(blob) - HEADER} of {needed} bytes")
+    return decode(header, blob[HEADER:HEADER + needed], path)
+
+
+def read_tensor(path, expected_shape=None):
+    """Read and decode one .dat file; shapes, lengths and sizes are checked before reading the data."""
     try:
         with open(path, "rb") as f:
-            header = parse_header(f.read(HEADER), path)
-            shape = header["shape"]
-            if expected_shape is not None and list(expected_shape) != shape:
-                _fail(path, f"tensor shape {shape} does not match {list(expected_shape)} declared in the graph")
-            count = int(np.prod(shape, dtype=np.int64)) if shape else 1
-            if count > max_items:
-                _fail(path, f"declares {count} items, more than the {max_items} supported")
-            needed = (count * header["bits"] + 7) // 8
-            if header["data_length"] != needed:
-                _fail(path, f"header data length {header['data_length']} does not match {count} items of "
-                            f"{header['bits']} bits ({needed} bytes)")
-            data = f.read(needed)
-            if len(data) != needed:
-                _fail(path, f"truncated data: {len(data)} of {needed} bytes")
+            head = f.read(HEADER)
+            needed = data_size(parse_header(head, path), path, expected_shape)
+            return decode_blob(head + f.read(needed), path, expected_shape)
     except OSError as e:
         _fail(path, f"cannot read ({e.strerror})")
-    return decode(header, data, path)
