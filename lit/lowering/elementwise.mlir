@@ -59,3 +59,77 @@ func.func @greater_u8(%a: tensor<4xui8>, %b: tensor<4xui8>) -> tensor<4xui8> {
   %0 = "nn.greater"(%a, %b) : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xui8>
   return %0 : tensor<4xui8>
 }
+
+// -----
+
+// Every remaining element-wise rule in one function: each nn op is replaced.
+// CHECK-LABEL: func.func @all_unary
+// CHECK-DAG: tosa.ceil
+// CHECK-DAG: tosa.cos
+// CHECK-DAG: tosa.erf
+// CHECK-DAG: tosa.exp
+// CHECK-DAG: tosa.floor
+// CHECK-DAG: tosa.log
+// CHECK-DAG: tosa.reciprocal
+// CHECK-DAG: tosa.sin
+// CHECK-DAG: math.sqrt
+// CHECK-DAG: math.tan
+// CHECK-DAG: tosa.abs
+// CHECK-DAG: arith.negf
+// CHECK-DAG: math.powf
+// CHECK-DAG: arith.minimumf
+// CHECK-NOT: "nn.
+func.func @all_unary(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = "nn.ceil"(%a) : (tensor<4xf32>) -> tensor<4xf32>
+  %1 = "nn.cos"(%0) : (tensor<4xf32>) -> tensor<4xf32>
+  %2 = "nn.erf"(%1) : (tensor<4xf32>) -> tensor<4xf32>
+  %3 = "nn.exp"(%2) : (tensor<4xf32>) -> tensor<4xf32>
+  %4 = "nn.floor"(%3) : (tensor<4xf32>) -> tensor<4xf32>
+  %5 = "nn.log"(%4) : (tensor<4xf32>) -> tensor<4xf32>
+  %6 = "nn.reciprocal"(%5) : (tensor<4xf32>) -> tensor<4xf32>
+  %7 = "nn.sin"(%6) : (tensor<4xf32>) -> tensor<4xf32>
+  %8 = "nn.sqrt"(%7) : (tensor<4xf32>) -> tensor<4xf32>
+  %9 = "nn.tan"(%8) : (tensor<4xf32>) -> tensor<4xf32>
+  %10 = "nn.abs"(%9) : (tensor<4xf32>) -> tensor<4xf32>
+  %11 = "nn.neg"(%10) : (tensor<4xf32>) -> tensor<4xf32>
+  %12 = "nn.identity"(%11) : (tensor<4xf32>) -> tensor<4xf32>
+  %13 = "nn.pow"(%12, %a) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %14 = "nn.min"(%13, %a) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %14 : tensor<4xf32>
+}
+
+// -----
+
+// Cast float -> int saturates (clamp in f64, NaN -> 0); clamp keeps NaN; logical ops and where.
+// CHECK-LABEL: func.func @cast_clamp_where
+// CHECK-DAG: arith.fptosi
+// CHECK-DAG: arith.cmpf uno
+// CHECK-DAG: arith.andi
+// CHECK-DAG: arith.ori
+// CHECK-DAG: arith.xori
+// CHECK-DAG: arith.cmpi eq
+// CHECK-DAG: arith.select
+// CHECK-NOT: "nn.
+func.func @cast_clamp_where(%a: tensor<4xf32>, %c: tensor<4xui8>) -> (tensor<4xi32>, tensor<4xf32>, tensor<4xui8>) {
+  %0 = "nn.clamp"(%a) {min_value = -1.0 : f64, max_value = 1.0 : f64} : (tensor<4xf32>) -> tensor<4xf32>
+  %1 = "nn.cast"(%0) {to = "int32"} : (tensor<4xf32>) -> tensor<4xi32>
+  %2 = "nn.where"(%c, %a, %0) : (tensor<4xui8>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %3 = "nn.logical_and"(%c, %c) : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xui8>
+  %4 = "nn.logical_or"(%3, %c) : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xui8>
+  %5 = "nn.logical_xor"(%4, %c) : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xui8>
+  %6 = "nn.logical_not"(%5) : (tensor<4xui8>) -> tensor<4xui8>
+  %7 = "nn.equal"(%a, %0) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xui8>
+  %8 = "nn.lesser_or_equal"(%6, %7) : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xui8>
+  return %1, %2, %8 : tensor<4xi32>, tensor<4xf32>, tensor<4xui8>
+}
+
+// -----
+
+// Large constants are resources; unsigned ones are re-typed to signless integers.
+// CHECK-LABEL: func.func @constants
+// CHECK: tosa.const {{.*}}dense<[1, 2]> : tensor<2xi8>
+func.func @constants() -> tensor<2xui8> {
+  %0 = "nn.constant"() {value = dense<[1, 2]> : tensor<2xui8>} : () -> tensor<2xui8>
+  %1 = "nn.identity"(%0) : (tensor<2xui8>) -> tensor<2xui8>
+  return %1 : tensor<2xui8>
+}

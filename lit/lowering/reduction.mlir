@@ -67,3 +67,23 @@ func.func @argmax(%x: tensor<2x3xf32>) -> tensor<2xi32> {
   %0 = "nn.arg_max"(%x) {axis = 1 : i64} : (tensor<2x3xf32>) -> tensor<2xi32>
   return %0 : tensor<2xi32>
 }
+
+// -----
+
+// The remaining reductions, each replaced by a linalg reduction (plus its post-function).
+// CHECK-LABEL: func.func @rest
+// CHECK-DAG: arith.minimumf
+// CHECK-DAG: arith.mulf
+// CHECK-DAG: math.sqrt
+// CHECK-DAG: math.log
+// CHECK-DAG: arith.cmpf olt
+// CHECK-NOT: "nn.
+func.func @rest(%x: tensor<2x3xf32>) -> (tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xi64>) {
+  %0 = "nn.reduce_min"(%x) {axes = array<i64: 1>} : (tensor<2x3xf32>) -> tensor<2xf32>
+  %1 = "nn.reduce_product"(%x) {axes = array<i64: 1>} : (tensor<2x3xf32>) -> tensor<2xf32>
+  %2 = "nn.reduce_l2"(%x) {axes = array<i64: 1>} : (tensor<2x3xf32>) -> tensor<2xf32>
+  %3 = "nn.reduce_log_sum"(%x) {axes = array<i64: 1>} : (tensor<2x3xf32>) -> tensor<2xf32>
+  %4 = "nn.reduce_sum_square"(%x) {axes = array<i64: 1>} : (tensor<2x3xf32>) -> tensor<2xf32>
+  %5 = "nn.arg_min"(%x) {axis = 1 : i64, output_data_type = "int64"} : (tensor<2x3xf32>) -> tensor<2xi64>
+  return %0, %1, %2, %3, %4, %5 : tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xi64>
+}
