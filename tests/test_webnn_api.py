@@ -72,6 +72,8 @@ def test_op_support_limits():
     assert limits["preferredInputLayout"] == "nchw"
     assert limits["sigmoid"]["input"]["dataTypes"] == ["float32", "float16"]
     assert "int32" in limits["relu"]["input"]["dataTypes"] and "uint8" not in limits["relu"]["input"]["dataTypes"]
+    assert limits["greaterOrEqual"]["output"]["dataTypes"] == ["uint8"]
+    assert limits["argMax"]["output"]["dataTypes"] == ["int32"]
 
 
 @pytest.mark.vulkan

@@ -324,30 +324,46 @@ def _rename_args(arguments, renames):
 _LIMITS = None
 
 
-def _support_limits():
-    """Probe each nn op's type rule with every data type on [2, 2] operands (cached).
+# sample values for attributes without defaults, so every type rule can be probed on [2, 2] operands
+_PROBE_ATTRS = {"new_shape": [4], "axis": 1, "to": "float32", "starts": [0, 0], "sizes": [1, 1], "splits": [1, 1],
+                "beginning_padding": [0, 0], "ending_padding": [0, 0]}
 
-    Ops whose probe needs attributes without defaults (reshape's new_shape, ...) or other ranks
-    are listed only when the probe succeeds for some type; the table is keyed by nn op name."""
+
+def _snake(name):
+    return "".join("_" + ch.lower() if ch.isupper() else ch for ch in name)
+
+
+def _support_limits():
+    """MLOpSupportLimits keyed by WebNN method: the data types each op's type rule accepts for
+    [2, 2] operands (cached). Ops that need other ranks (conv, pooling, recurrent) are listed with
+    the types their rule accepts at their own rank."""
     global _LIMITS
     if _LIMITS is None:
         from estuary.dialects import core
+        from estuary.importers.webnn import OPS
 
         limits = {"preferredInputLayout": "nchw", "input": {"dataTypes": list(dtypes.ALL)},
                   "constant": {"dataTypes": list(dtypes.ALL)}, "output": {"dataTypes": list(dtypes.ALL)}}
-        for name, opdef in core.REGISTRY.items():
-            if any(k.default is core.REQUIRED for k in opdef.attrs.values()):
+        for method in OPS:
+            opdef = core.get(_snake(method))
+            if opdef is None:
                 continue
-            ok = []
-            for dt in dtypes.ALL:
-                specs = [None if o.endswith("?") else [core.TensorSpec((2, 2), dt)] if o.endswith("*")
-                         else core.TensorSpec((2, 2), dt) for o in opdef.operands]
-                try:
-                    opdef.infer_specs(specs, opdef.complete_attrs({}))
-                    ok.append(dt)
-                except (core.VerifyError, TypeError, ValueError, IndexError):
-                    pass
+            results = {dt: _accepts(core, opdef, dt) for dt in dtypes.ALL}
+            ok = [dt for dt, out in results.items() if out]
             if ok:
-                limits[name] = {"input": {"dataTypes": ok}, "output": {"dataTypes": ok}}
+                outs = [dt for dt in dtypes.ALL if any(dt in out for out in results.values() if out)]
+                limits[method] = {"input": {"dataTypes": ok}, "output": {"dataTypes": outs}}
         _LIMITS = limits
     return _LIMITS
+
+
+def _accepts(core, opdef, dt):
+    attrs = {k: _PROBE_ATTRS[k] for k, kind in opdef.attrs.items() if kind.default is core.REQUIRED and k in _PROBE_ATTRS}
+    for shape in ((2, 2), (1, 2, 4, 4)):
+        specs = [None if o.endswith("?") else [core.TensorSpec(shape, dt)] if o.endswith("*")
+                 else core.TensorSpec(shape, dt) for o in opdef.operands]
+        try:
+            return {r.dtype for r in opdef.infer_specs(specs, opdef.complete_attrs(attrs))}
+        except (core.VerifyError, TypeError, ValueError, IndexError):
+            continue
+    return None
