@@ -12,9 +12,10 @@ _erf = np.vectorize(math.erf, otypes=[np.float64])
 
 
 def _f(fn):
-    """Reference computed in float64, returned in the input's dtype."""
+    """Reference computed in float64 (options cast to the input's dtype first), returned in that dtype."""
     def ref(x, **attrs):
         with np.errstate(all="ignore"):
+            attrs = {k: float(x.dtype.type(v)) for k, v in attrs.items()}
             return fn(x.astype(np.float64), **attrs).astype(x.dtype)
     return ref
 

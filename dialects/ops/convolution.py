@@ -103,8 +103,9 @@ def _conv_transpose_ref(x, w, b, padding, strides, dilations, output_padding, ou
     n, c, h, wd = x.shape
     _, og, kh, kw = w.shape
     oh, ow = _transpose_sizes(h, wd, kh, kw, padding, strides, dilations, output_padding, output_sizes)
-    full = np.zeros((n, og * groups, (h - 1) * strides[0] + (kh - 1) * dilations[0] + 1 + oh,
-                     (wd - 1) * strides[1] + (kw - 1) * dilations[1] + 1 + ow))
+    # room for every scattered contribution and for an output window lying past them (large padding)
+    full = np.zeros((n, og * groups, max((h - 1) * strides[0] + (kh - 1) * dilations[0] + 1, padding[0] + oh),
+                     max((wd - 1) * strides[1] + (kw - 1) * dilations[1] + 1, padding[2] + ow)))
     cg = c // groups
     for g in range(groups):
         for i in range(kh):

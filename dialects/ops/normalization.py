@@ -3,9 +3,11 @@ import numpy as np
 
 from estuary import dtypes
 from estuary.dialects.core import Float, Int, Ints, Str, axes_valid, check, dtype_in, nn_op, same_dtype
+from estuary.dialects.ops.matmul import as_dtype
 
 
 def _param(spec, shape, what, input):
+    """An optional 1-D/N-D parameter operand: input's data type, exactly `shape`."""
     if spec is not None:
         same_dtype(input, spec, what=f"input and {what}")
         check(spec.shape == tuple(shape), f"{what} must have shape {list(shape)}, got {list(spec.shape)}")
@@ -15,7 +17,7 @@ def _bn_ref(x, mean, var, scale, bias, axis, epsilon):
     shape = [1] * x.ndim
     shape[axis] = -1
     r = lambda v: v.astype(np.float64).reshape(shape)  # noqa: E731
-    y = (x.astype(np.float64) - r(mean)) / np.sqrt(r(var) + epsilon)
+    y = (x.astype(np.float64) - r(mean)) / np.sqrt(r(var) + as_dtype(epsilon, str(x.dtype)))
     if scale is not None:
         y = y * r(scale)
     if bias is not None:
@@ -41,7 +43,7 @@ def _in_ref(x, scale, bias, epsilon, layout):
         xs = xs.transpose(0, 3, 1, 2)
     mean = xs.mean(axis=(2, 3), keepdims=True)
     var = xs.var(axis=(2, 3), keepdims=True)
-    y = (xs - mean) / np.sqrt(var + epsilon)
+    y = (xs - mean) / np.sqrt(var + as_dtype(epsilon, str(x.dtype)))
     if scale is not None:
         y = y * scale.astype(np.float64).reshape(1, -1, 1, 1)
     if bias is not None:
@@ -62,6 +64,7 @@ def instance_normalization(input, scale, bias, epsilon, layout):
 
 
 def default_axes(rank, axes):
+    """The spec's default when `axes` is absent: 1 .. rank-1 (empty for rank <= 1)."""
     return list(range(1, rank)) if axes is None else list(axes)
 
 
@@ -70,7 +73,7 @@ def _ln_ref(x, scale, bias, axes, epsilon):
     xs = x.astype(np.float64)
     mean = xs.mean(axis=ax, keepdims=True) if ax else xs
     var = xs.var(axis=ax, keepdims=True) if ax else np.zeros_like(xs)
-    y = (xs - mean) / np.sqrt(var + epsilon)
+    y = (xs - mean) / np.sqrt(var + as_dtype(epsilon, str(x.dtype)))
     shape = [x.shape[i] if i in ax else 1 for i in range(x.ndim)]
     order = np.argsort(ax) if ax else []
     if scale is not None:
@@ -83,12 +86,17 @@ def _ln_ref(x, scale, bias, axes, epsilon):
 @nn_op("layer_normalization", ["input", "scale?", "bias?"], {"axes": Ints(None), "epsilon": Float(1e-5)},
        reference=_ln_ref, family="normalization")
 def layer_normalization(input, scale, bias, axes, epsilon):
-    """Normalize over `axes` (default: all but the first); scale/bias have the axes' sizes, in
-    the order the axes are listed."""
+    """Normalize over `axes` (absent: all but the first; empty: none, the output is then bias, or 0).
+    scale/bias have one dimension per axis, sized as the input along that axis, in the order the
+    axes are listed."""
     dtype_in(input, dtypes.FLOATS)
     ax = default_axes(input.rank, axes)
     axes_valid(ax, input.rank)
     expected = [input.shape[a] for a in ax]
-    _param(scale, expected, "scale", input)
-    _param(bias, expected, "bias", input)
+    for spec, what in ((scale, "scale"), (bias, "bias")):
+        if spec is not None:
+            same_dtype(input, spec, what=f"input and {what}")
+            check(spec.rank == len(ax), f"{what} must have rank {len(ax)} (one dimension per axis of {ax}), "
+                                        f"got shape {list(spec.shape)}")
+            _param(spec, expected, what, input)
     return input

@@ -31,6 +31,16 @@ func.func @elu_f16(%a: tensor<4xf16>) -> tensor<4xf16> {
 
 // -----
 
+// Options are cast to the input's data type first (0.3 in float16 is 0.300048828).
+// CHECK-LABEL: func.func @leaky_relu_f16
+// CHECK: arith.constant 0.300048828 : f32
+func.func @leaky_relu_f16(%a: tensor<4xf16>) -> tensor<4xf16> {
+  %0 = "nn.leaky_relu"(%a) {alpha = 0.3 : f64} : (tensor<4xf16>) -> tensor<4xf16>
+  return %0 : tensor<4xf16>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @relu_i8
 // CHECK: arith.maxsi
 func.func @relu_i8(%a: tensor<4xi8>) -> tensor<4xi8> {
@@ -61,6 +71,31 @@ func.func @prelu(%a: tensor<2x3xf32>, %s: tensor<3xf32>) -> tensor<2x3xf32> {
 func.func @softmax(%a: tensor<2x5xf32>) -> tensor<2x5xf32> {
   %0 = "nn.softmax"(%a) {axis = 1 : i64} : (tensor<2x5xf32>) -> tensor<2x5xf32>
   return %0 : tensor<2x5xf32>
+}
+
+// -----
+
+// float16 softmax accumulates in float32.
+// CHECK-LABEL: func.func @softmax_f16
+// CHECK: tosa.cast %arg0 : (tensor<2x5xf16>) -> tensor<2x5xf32>
+// CHECK: tosa.reduce_sum {{.*}} axis(0) : (tensor<2x5xf32>) -> tensor<1x5xf32>
+// CHECK: tosa.cast {{.*}} -> tensor<2x5xf16>
+func.func @softmax_f16(%a: tensor<2x5xf16>) -> tensor<2x5xf16> {
+  %0 = "nn.softmax"(%a) {axis = 0 : i64} : (tensor<2x5xf16>) -> tensor<2x5xf16>
+  return %0 : tensor<2x5xf16>
+}
+
+// -----
+
+// gelu: 1 + erf(z) for x >= 0, an erfc form for x < 0 with x*x/2 split exactly (no cancellation).
+// CHECK-LABEL: func.func @gelu
+// CHECK: math.erf
+// CHECK: arith.constant 4.097000e+03
+// CHECK: math.exp
+// CHECK: arith.select
+func.func @gelu(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = "nn.gelu"(%a) : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
 }
 
 // -----

@@ -56,3 +56,30 @@ func.func @conv_transpose(%x: tensor<1x2x3x3xf32>, %w: tensor<2x4x3x3xf32>) -> t
   %0 = "nn.conv_transpose2d"(%x, %w) {strides = array<i64: 2, 2>, operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<1x2x3x3xf32>, tensor<2x4x3x3xf32>) -> tensor<1x4x7x7xf32>
   return %0 : tensor<1x4x7x7xf32>
 }
+
+// -----
+
+// Padding beyond the kernel extent: the stuffed input is padded where the window needs zeros,
+// then cropped where the padding removes rows (here the first row and the first two columns).
+// CHECK-LABEL: func.func @conv_transpose_crop
+// CHECK: tosa.transpose %arg1 perms([3, 2, 0, 1])
+// CHECK: tosa.pad {{.*}} -> tensor<1x3x3x3x3x2xf32>
+// CHECK: tosa.pad {{.*}} -> tensor<1x7x8x2xf32>
+// CHECK: tosa.slice {{.*}} -> tensor<1x6x6x2xf32>
+// CHECK: tosa.conv2d {{.*}} pad([0, 0, 0, 0]) stride([1, 1]) {{.*}} -> tensor<1x5x5x4xf32>
+func.func @conv_transpose_crop(%x: tensor<1x3x3x2xf32>, %w: tensor<2x2x4x2xf32>, %b: tensor<4xf32>) -> tensor<1x5x5x4xf32> {
+  %0 = "nn.conv_transpose2d"(%x, %w, %b) {strides = array<i64: 3, 3>, padding = array<i64: 2, 1, 3, 0>, input_layout = "nhwc", filter_layout = "hwoi", operandSegmentSizes = array<i32: 1, 1, 1>} : (tensor<1x3x3x2xf32>, tensor<2x2x4x2xf32>, tensor<4xf32>) -> tensor<1x5x5x4xf32>
+  return %0 : tensor<1x5x5x4xf32>
+}
+
+// -----
+
+// Grouped transposed convolution: per-group filters swapped to OIHW, then one conv per group.
+// CHECK-LABEL: func.func @conv_transpose_grouped
+// CHECK: tosa.concat {{.*}} axis(0) : {{.*}} -> tensor<6x2x3x3xf32>
+// CHECK-COUNT-2: tosa.conv2d
+// CHECK: tosa.concat {{.*}} axis(3) : {{.*}} -> tensor<1x7x7x6xf32>
+func.func @conv_transpose_grouped(%x: tensor<1x4x3x3xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x6x7x7xf32> {
+  %0 = "nn.conv_transpose2d"(%x, %w) {strides = array<i64: 2, 2>, groups = 2 : i64, operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<1x4x3x3xf32>, tensor<4x3x3x3xf32>) -> tensor<1x6x7x7xf32>
+  return %0 : tensor<1x6x7x7xf32>
+}

@@ -1,9 +1,11 @@
 // RUN: estuary-opt %s --split-input-file --nn-verify --lower-nn-to-tosa | FileCheck %s
 
-// Batch dims broadcast, then one rank-3 tosa.matmul.
+// Batch dims [2, 1] x [3] broadcast to [2, 3] (tiles), then one rank-3 tosa.matmul.
 // CHECK-LABEL: func.func @matmul_broadcast
 // CHECK: tosa.tile
 // CHECK: tosa.reshape {{.*}} -> tensor<6x3x4xf32>
+// CHECK: tosa.tile
+// CHECK: tosa.reshape {{.*}} -> tensor<6x4x2xf32>
 // CHECK: tosa.matmul {{.*}} -> tensor<6x3x2xf32>
 // CHECK: tosa.reshape {{.*}} -> tensor<2x3x3x2xf32>
 func.func @matmul_broadcast(%a: tensor<2x1x3x4xf32>, %b: tensor<3x4x2xf32>) -> tensor<2x3x3x2xf32> {
@@ -13,11 +15,40 @@ func.func @matmul_broadcast(%a: tensor<2x1x3x4xf32>, %b: tensor<3x4x2xf32>) -> t
 
 // -----
 
+// b is one matrix: a's batch folds into the rows, nothing is tiled.
+// CHECK-LABEL: func.func @matmul_fold_batch
+// CHECK-NOT: tosa.tile
+// CHECK: tosa.reshape %arg0, {{.*}} -> tensor<1x6x4xf32>
+// CHECK: tosa.reshape %arg1, {{.*}} -> tensor<1x4x5xf32>
+// CHECK: tosa.matmul {{.*}} -> tensor<1x6x5xf32>
+// CHECK: tosa.reshape {{.*}} -> tensor<2x3x5xf32>
+func.func @matmul_fold_batch(%a: tensor<2x3x4xf32>, %b: tensor<4x5xf32>) -> tensor<2x3x5xf32> {
+  %0 = "nn.matmul"(%a, %b) : (tensor<2x3x4xf32>, tensor<4x5xf32>) -> tensor<2x3x5xf32>
+  return %0 : tensor<2x3x5xf32>
+}
+
+// -----
+
+// float16 operands go straight into tosa.matmul, which accumulates into a float32 result.
+// CHECK-LABEL: func.func @matmul_f16
+// CHECK-NOT: tosa.cast %arg
+// CHECK: tosa.matmul {{.*}} : (tensor<1x2x3xf16>, tensor<1x3x4xf16>, tensor<1xf16>, tensor<1xf16>) -> tensor<1x2x4xf32>
+// CHECK: tosa.cast {{.*}} -> tensor<2x4xf16>
+func.func @matmul_f16(%a: tensor<2x3xf16>, %b: tensor<3x4xf16>) -> tensor<2x4xf16> {
+  %0 = "nn.matmul"(%a, %b) : (tensor<2x3xf16>, tensor<3x4xf16>) -> tensor<2x4xf16>
+  return %0 : tensor<2x4xf16>
+}
+
+// -----
+
+// alpha scales the product; c (rank 1) is expanded to rank 2 and added (beta = 1: no multiply).
 // CHECK-LABEL: func.func @gemm
 // CHECK: tosa.transpose %arg1 perms([1, 0])
 // CHECK: tosa.matmul
+// CHECK: tosa.const {{.*}}2.000000e+00{{.*}} tensor<1x1xf32>
 // CHECK: tosa.mul
-// CHECK: tosa.add
+// CHECK: tosa.reshape %arg2, {{.*}} -> tensor<1x5xf32>
+// CHECK-NEXT: tosa.add {{.*}} : (tensor<3x5xf32>, tensor<1x5xf32>) -> tensor<3x5xf32>
 func.func @gemm(%a: tensor<3x4xf32>, %b: tensor<5x4xf32>, %c: tensor<5xf32>) -> tensor<3x5xf32> {
   %0 = "nn.gemm"(%a, %b, %c) {alpha = 2.0 : f64, b_transpose = true, operandSegmentSizes = array<i32: 1, 1, 1>} : (tensor<3x4xf32>, tensor<5x4xf32>, tensor<5xf32>) -> tensor<3x5xf32>
   return %0 : tensor<3x5xf32>
@@ -25,12 +56,28 @@ func.func @gemm(%a: tensor<3x4xf32>, %b: tensor<5x4xf32>, %c: tensor<5xf32>) -> 
 
 // -----
 
-// float16 products accumulate in float32.
-// CHECK-LABEL: func.func @matmul_f16
-// CHECK: tosa.cast {{.*}} -> tensor<2x3xf32>
-// CHECK: tosa.matmul {{.*}} -> tensor<1x2x4xf32>
-// CHECK: tosa.cast {{.*}} -> tensor<2x4xf16>
-func.func @matmul_f16(%a: tensor<2x3xf16>, %b: tensor<3x4xf16>) -> tensor<2x4xf16> {
-  %0 = "nn.matmul"(%a, %b) : (tensor<2x3xf16>, tensor<3x4xf16>) -> tensor<2x4xf16>
-  return %0 : tensor<2x4xf16>
+// beta = 0 still multiplies c (inf * 0 is NaN), in linalg because tosa.mul folds x * 0 to 0.
+// CHECK-LABEL: func.func @gemm_beta_zero
+// CHECK: tosa.transpose %arg0 perms([1, 0])
+// CHECK: tosa.matmul
+// CHECK: linalg.generic
+// CHECK: arith.mulf
+// CHECK: tosa.add
+func.func @gemm_beta_zero(%a: tensor<4x3xf32>, %b: tensor<4x5xf32>, %c: tensor<3x1xf32>) -> tensor<3x5xf32> {
+  %0 = "nn.gemm"(%a, %b, %c) {a_transpose = true, beta = 0.0 : f64, operandSegmentSizes = array<i32: 1, 1, 1>} : (tensor<4x3xf32>, tensor<4x5xf32>, tensor<3x1xf32>) -> tensor<3x5xf32>
+  return %0 : tensor<3x5xf32>
+}
+
+// -----
+
+// float16: alpha and beta are first cast to float16 (0.1 -> 0.0999755859), as the spec says.
+// CHECK-LABEL: func.func @gemm_f16
+// CHECK: tosa.matmul {{.*}} -> tensor<1x3x5xf32>
+// CHECK: tosa.cast %arg2 : (tensor<f16>) -> tensor<f32>
+// CHECK: tosa.const {{.*}}0.0999755859{{.*}} tensor<1x1xf32>
+// CHECK: tosa.add
+// CHECK: tosa.cast {{.*}} -> tensor<3x5xf16>
+func.func @gemm_f16(%a: tensor<3x4xf16>, %b: tensor<4x5xf16>, %c: tensor<f16>) -> tensor<3x5xf16> {
+  %0 = "nn.gemm"(%a, %b, %c) {beta = 0.1 : f64, operandSegmentSizes = array<i32: 1, 1, 1>} : (tensor<3x4xf16>, tensor<4x5xf16>, tensor<f16>) -> tensor<3x5xf16>
+  return %0 : tensor<3x5xf16>
 }

@@ -24,6 +24,14 @@ func.func @f(%a: tensor<2x3xf32>, %s: tensor<4xf32>) -> tensor<2x3xf32> {
 
 // -----
 
+// CHECK: (nn.prelu): input and slope must have the same data type, got ['float16', 'float32']
+func.func @f(%a: tensor<2x3xf32>, %s: tensor<3xf16>) -> tensor<2x3xf32> {
+  %0 = "nn.prelu"(%a, %s) : (tensor<2x3xf32>, tensor<3xf16>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
 // CHECK: (nn.softmax): axis 2 out of range for rank 2
 func.func @f(%a: tensor<2x3xf32>) -> tensor<2x3xf32> {
   %0 = "nn.softmax"(%a) {axis = 2 : i64} : (tensor<2x3xf32>) -> tensor<2x3xf32>

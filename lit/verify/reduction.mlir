@@ -37,3 +37,11 @@ func.func @f(%x: tensor<2x3xf32>) -> tensor<2xi32> {
   %0 = "nn.arg_min"(%x) {axis = 3 : i64} : (tensor<2x3xf32>) -> tensor<2xi32>
   return %0 : tensor<2xi32>
 }
+
+// -----
+
+// CHECK: (nn.arg_max): dimension 0 of size 2147483648 exceeds the int32 maximum 2147483647
+func.func @f(%x: tensor<2147483648xi8>) -> tensor<i32> {
+  %0 = "nn.arg_max"(%x) {axis = 0 : i64} : (tensor<2147483648xi8>) -> tensor<i32>
+  return %0 : tensor<i32>
+}

@@ -1,6 +1,8 @@
 """Lowering rules: activation functions (TOSA where it has the op, linalg.generic bodies otherwise)."""
 import math
 
+import numpy as np
+
 from iree.compiler import ir
 from iree.compiler.dialects import arith, tosa
 from iree.compiler.dialects import math as mathd
@@ -26,6 +28,12 @@ def _k(x, value):
     return C.scalar_const(x.type, value)
 
 
+def _option(n, key):
+    """A float option cast to the input's data type first, as the spec's steps do."""
+    with np.errstate(over="ignore"):
+        return float(np.dtype(n.out.dtype).type(n.attrs[key]))
+
+
 def _expm1(x):
     """exp(x) - 1 without cancellation: a Taylor series for |x| < 0.25 (truncation < 2e-9 relative)."""
     series = _k(x, 1.0)
@@ -40,13 +48,30 @@ _ERFC = (-1.26551223, 1.00002368, 0.37409196, 0.09678418, -0.18628806, 0.2788680
          1.48851587, -0.82215223, 0.17087277)
 
 
-def _erfc_nonneg(z):
-    """erfc(z) for z >= 0 without the cancellation of 1 - erf(z)."""
+def _half_square(x):
+    """0.5 * x * x as hi + lo, exactly (Dekker's product with a Veltkamp split; needs |x| <= 2^100)."""
+    c = arith.mulf(x, _k(x, 4097.0))
+    xh = arith.subf(c, arith.subf(c, x))
+    xl = arith.subf(x, xh)
+    p = arith.mulf(x, x)
+    err = arith.addf(arith.subf(arith.mulf(xh, xh), p), arith.mulf(_k(x, 2.0), arith.mulf(xh, xl)))
+    err = arith.addf(err, arith.mulf(xl, xl))
+    return arith.mulf(p, _k(x, 0.5)), arith.mulf(err, _k(x, 0.5))
+
+
+def _erfc_neg(x):
+    """erfc(-x / sqrt 2) for x <= 0 without the cancellation of 1 - erf.
+
+    exp(-z*z) turns the rounding of z*z into a relative error of ~z*z ULP, so z*z = x*x/2 is formed
+    exactly (hi + lo) and exp(-hi) is taken of an exact operand."""
+    x = arith.maximumf(x, _k(x, -20.0))  # erfc(14.1) underflows float32 already; keeps the split finite
+    z = arith.mulf(x, _k(x, -1 / math.sqrt(2)))
     t = arith.divf(_k(z, 1.0), arith.addf(_k(z, 1.0), arith.mulf(_k(z, 0.5), z)))
     poly = _k(z, _ERFC[-1])
     for c in reversed(_ERFC[:-1]):
         poly = arith.addf(_k(z, c), arith.mulf(t, poly))
-    return arith.mulf(t, mathd.exp(arith.subf(poly, arith.mulf(z, z))))
+    hi, lo = _half_square(x)
+    return arith.mulf(arith.mulf(t, mathd.exp(arith.subf(poly, lo))), mathd.exp(arith.negf(hi)))
 
 
 @lower("sigmoid")
@@ -83,7 +108,7 @@ def lower_prelu(n):
 
 @lower("leaky_relu")
 def lower_leaky_relu(n):
-    alpha = n.attrs["alpha"]
+    alpha = _option(n, "alpha")
 
     def body(x):
         neg = arith.cmpf(arith.CmpFPredicate.OLT, x, _k(x, 0.0))
@@ -93,7 +118,7 @@ def lower_leaky_relu(n):
 
 @lower("elu")
 def lower_elu(n):
-    alpha = n.attrs["alpha"]
+    alpha = _option(n, "alpha")
 
     def body(x):
         pos = arith.cmpf(arith.CmpFPredicate.OGT, x, _k(x, 0.0))
@@ -106,7 +131,7 @@ def lower_gelu(n):
     def body(x):  # 0.5 * x * (1 + erf(x / sqrt 2)); erfc form for x < 0 (no cancellation)
         z = arith.mulf(x, _k(x, 1 / math.sqrt(2)))
         pos = arith.addf(_k(x, 1.0), mathd.erf(z))
-        neg = _erfc_nonneg(arith.negf(z))
+        neg = _erfc_neg(x)
         half_x = arith.mulf(x, _k(x, 0.5))
         return arith.mulf(half_x, arith.select(arith.cmpf(arith.CmpFPredicate.OGE, x, _k(x, 0.0)), pos, neg))
     return _generic(n, body)
@@ -118,7 +143,7 @@ def _clip(x, lo, hi):
 
 @lower("hard_sigmoid")
 def lower_hard_sigmoid(n):
-    a, b = n.attrs["alpha"], n.attrs["beta"]
+    a, b = _option(n, "alpha"), _option(n, "beta")
     return _generic(n, lambda x: _clip(arith.addf(arith.mulf(x, _k(x, a)), _k(x, b)), 0.0, 1.0))
 
 
@@ -145,19 +170,22 @@ def lower_softsign(n):
 
 @lower("linear")
 def lower_linear(n):
-    a, b = n.attrs["alpha"], n.attrs["beta"]
+    a, b = _option(n, "alpha"), _option(n, "beta")
     return _generic(n, lambda x: arith.addf(arith.mulf(x, _k(x, a)), _k(x, b)))
 
 
 @lower("softmax")
 def lower_softmax(n):
-    x = n.inputs[0]
+    """exp(x - max) / sum(exp(x - max)) along the axis; float16 data is computed in float32."""
     axis = n.attrs["axis"]
-    t = C.storage(n.out)
+    out = C.storage(n.out)
+    t = C.tensor_type(n.out.shape, ir.F32Type.get())
+    x = n.inputs[0] if n.out.dtype == "float32" else tosa.cast(t, n.inputs[0])
     keep = list(n.out.shape)
     keep[axis] = 1
     kt = C.tensor_type(keep, t.element_type)
     m = tosa.reduce_max(x, axis, results=[kt])
     e = tosa.exp(t, tosa.sub(t, x, m))
     s = tosa.reduce_sum(e, axis, results=[kt])
-    return C.elementwise(n.out.shape, t.element_type, [e, s], arith.divf)
+    y = C.elementwise(n.out.shape, t.element_type, [e, s], arith.divf)
+    return y if n.out.dtype == "float32" else tosa.cast(out, y)

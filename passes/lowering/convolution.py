@@ -57,7 +57,8 @@ def _conv_nhwc(x, w_oihw, bias, pad, strides, dilations, dtype, depthwise_mult=N
     attrs = dict(pad=arr([int(v) for v in (pt, pb, pl, pr)]), stride=arr([int(v) for v in strides]),
                  dilation=arr([int(v) for v in dilations]), acc_type=ir.TypeAttr.get(_f32()))
     if depthwise_mult is not None and n > 1:
-        # IREE 3.13's im2col rewrite miscompiles batched depthwise convolutions: one per image
+        # IREE 3.13 (with im2col) fails to compile batched depthwise convolutions (an ill-typed
+        # linalg.batch_matvec): one convolution per image
         return C.concat([_conv_nhwc(C.slice_(x, [b, 0, 0, 0], [1, h, wd, c]), w_oihw, bias, pad, strides,
                                     dilations, dtype, depthwise_mult) for b in range(n)], 0)
     if depthwise_mult is not None:
@@ -148,17 +149,18 @@ def lower_conv_transpose2d(n):
     # the end padding follows from the requested output size (covers outputPadding / outputSizes)
     end_h = oh - 1 + (kh - 1) * dh + 1 - hs - begin_h
     end_w = ow - 1 + (kw - 1) * dw + 1 - ws - begin_w
-    stuffed = _crop_negative(stuffed, begin_h, end_h, begin_w, end_w)
-    pads = [max(begin_h, 0), max(end_h, 0), max(begin_w, 0), max(end_w, 0)]
-    y = grouped_conv_nhwc(stuffed, w_conv, bias, groups, pads, [1, 1], [dh, dw], dtype)
+    stuffed = _pad_and_crop(stuffed, [begin_h, end_h, begin_w, end_w], dtype)
+    y = grouped_conv_nhwc(stuffed, w_conv, bias, groups, [0, 0, 0, 0], [1, 1], [dh, dw], dtype)
     return _from_nhwc(_narrow(y, n.out.dtype), a["input_layout"])
 
 
-def _crop_negative(x, bh, eh, bw, ew):
-    """Negative paddings crop the input instead."""
+def _pad_and_crop(x, pads, dtype):
+    """Apply [top, bottom, left, right] to NHWC `x`: positive entries pad with zeros, negative ones
+    crop (padding first, so a crop may reach into the padding when the padding exceeds the kernel)."""
+    top, bottom, left, right = (max(p, 0) for p in pads)
+    x = C.pad_constant(x, [(0, 0), (top, bottom), (left, right), (0, 0)], 0, dtype)
     n, h, w, c = C.shape_of(x)
-    top, left = max(-bh, 0), max(-bw, 0)
-    bottom, right = max(-eh, 0), max(-ew, 0)
-    if not (top or left or bottom or right):
+    top, bottom, left, right = (max(-p, 0) for p in pads)
+    if not (top or bottom or left or right):
         return x
     return C.slice_(x, [0, top, left, 0], [n, h - top - bottom, w - left - right, c])

@@ -1,59 +1,83 @@
-"""Lowering rules: gemm and matmul as rank-3 tosa.matmul (float16 accumulates in float32)."""
+"""Lowering rules: gemm and matmul as one rank-3 tosa.matmul [N,M,K]x[N,K,N'] -> float32.
+
+tosa.matmul takes float16 operands with a float32 result, so float16 products accumulate in
+float32; the scaling and the addition of c happen in float32 too, and the result is rounded to
+the output type once at the end.
+"""
 import math
 
 from iree.compiler import ir
-from iree.compiler.dialects import tosa
+from iree.compiler.dialects import arith, tosa
 
+from estuary.dialects.ops.matmul import as_dtype
 from estuary.passes.lowering import common as C
 from estuary.passes.lowering import lower
 
 
-def _f32(v):
-    if C.element_of(v) == ir.F32Type.get():
-        return v
-    return tosa.cast(C.tensor_type(C.shape_of(v), ir.F32Type.get()), v)
+def _f32():
+    return ir.F32Type.get()
 
 
-def batched_matmul(a, b):
-    """[..., M, K] x [..., K, N] with broadcast batch dims, in float32."""
-    a, b = _f32(a), _f32(b)
-    sa, sb = C.shape_of(a), C.shape_of(b)
-    batch = [max(x, y) for x, y in zip([1] * (len(sb) - len(sa)) + sa[:-2], [1] * (len(sa) - len(sb)) + sb[:-2])]
-    m, k, n = sa[-2], sa[-1], sb[-1]
-    a = C.broadcast_to(a, batch + [m, k])
-    b = C.broadcast_to(b, batch + [k, n])
-    nb = math.prod(batch)
-    a3, b3 = C.reshape(a, [nb, m, k]), C.reshape(b, [nb, k, n])
-    zp = C.zero_point("float32")
-    y = tosa.matmul(C.tensor_type([nb, m, n], ir.F32Type.get()), a3, b3, zp, C.zero_point("float32"))
-    return C.reshape(y, batch + [m, n])
+def _to_f32(v):
+    return v if C.element_of(v) == _f32() else tosa.cast(C.tensor_type(C.shape_of(v), _f32()), v)
 
 
 def _narrow(y, spec):
+    """Round the float32 result to the op's output type."""
     out = C.storage(spec)
-    return y if out.element_type == ir.F32Type.get() else tosa.cast(C.tensor_type(C.shape_of(y), out.element_type), y)
+    return y if out.element_type == _f32() else tosa.cast(C.tensor_type(C.shape_of(y), out.element_type), y)
+
+
+def _zero_point(v):
+    return C.zero_point("float16" if C.element_of(v) == ir.F16Type.get() else "float32")
+
+
+def batched_matmul(a, b, batch):
+    """[..., M, K] x [..., K, N] with the batch dims broadcast to `batch`; float32 result.
+
+    When b is a single matrix, a's batch folds into its rows (one [1, B*M, K] product, no tiling)."""
+    sa, sb = C.shape_of(a), C.shape_of(b)
+    m, k, n = sa[-2], sa[-1], sb[-1]
+    nb = math.prod(batch)
+    if math.prod(sb[:-2]) == 1:
+        a3, b3 = C.reshape(a, [1, nb * m, k]), C.reshape(b, [1, k, n])
+    else:
+        a3 = C.reshape(C.broadcast_to(a, list(batch) + [m, k]), [nb, m, k])
+        b3 = C.reshape(C.broadcast_to(b, list(batch) + [k, n]), [nb, k, n])
+    y = tosa.matmul(C.tensor_type(C.shape_of(a3)[:2] + [n], _f32()), a3, b3, _zero_point(a3), _zero_point(b3))
+    return C.reshape(y, list(batch) + [m, n])
 
 
 @lower("matmul")
 def lower_matmul(n):
-    return _narrow(batched_matmul(*n.inputs), n.out)
+    batch = n.out.shape[:-2]
+    return _narrow(batched_matmul(*n.inputs, batch), n.out)
+
+
+def _scaled(v, factor):
+    """v * factor for a rank-2 float32 v, skipped when the factor is 1.
+
+    A zero factor multiplies in linalg: tosa.mul's folder rewrites x * 0 to 0, losing the NaN
+    that the spec's mul gives for infinite or NaN x."""
+    if factor == 1.0:
+        return v
+    if factor == 0.0:
+        return C.elementwise(C.shape_of(v), _f32(), [v], lambda x: arith.mulf(x, C.scalar_const(_f32(), 0.0)))
+    return C.mul(v, C.const([[factor]], "float32"), v.type)
 
 
 @lower("gemm")
 def lower_gemm(n):
+    """alpha * (A' B') [+ beta * C], C broadcast by tosa.add (rank 0..2 expanded to rank 2)."""
     a, b, c = n.inputs
     at = n.attrs
+    dtype = n.out.dtype
     if at["a_transpose"]:
         a = C.transpose(a, [1, 0])
     if at["b_transpose"]:
         b = C.transpose(b, [1, 0])
-    y = batched_matmul(a, b)
-    t = y.type
-    if at["alpha"] != 1.0:
-        y = C.mul(y, C.const([[at["alpha"]]], "float32"), t)
-    if c is not None and at["beta"] != 0.0:
-        cc = C.expand_rank(_f32(c), 2)
-        if at["beta"] != 1.0:
-            cc = C.mul(cc, C.const([[at["beta"]]], "float32"), cc.type)
-        y = tosa.add(t, y, cc)
+    y = _scaled(batched_matmul(a, b, []), as_dtype(at["alpha"], dtype))
+    if c is not None:  # even beta == 0 adds beta * c, so NaN/inf in c propagate as the spec computes
+        cc = _scaled(C.expand_rank(_to_f32(c), 2), as_dtype(at["beta"], dtype))
+        y = tosa.add(y.type, y, cc)
     return _narrow(y, n.out)

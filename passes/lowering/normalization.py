@@ -1,100 +1,129 @@
-"""Lowering rules: batch/instance/layer normalization (float32 arithmetic, two-pass variance)."""
+"""Lowering rules: batch/instance/layer normalization in TOSA, computed in float32.
+
+Every rule is (x - mean) * rsqrt(variance + epsilon) [* scale] [+ bias], with the statistics
+(instance/layer) from tosa.reduce_sum in two passes: the mean, then the mean of the squared
+centred values (no E[x^2] - E[x]^2 cancellation). float16 operands are widened to float32 and
+the result is rounded once; epsilon is first cast to the input's type, as the spec says.
+"""
 import numpy as np
 from iree.compiler import ir
-from iree.compiler.dialects import arith, tosa
-from iree.compiler.dialects import math as mathd
+from iree.compiler.dialects import tosa
 
+from estuary.dialects.ops.matmul import as_dtype
 from estuary.dialects.ops.normalization import default_axes
 from estuary.passes.lowering import common as C
 from estuary.passes.lowering import lower
-from estuary.passes.lowering.reduction import reduce_generic
 
 
-def _f32(v):
-    if v is None or C.element_of(v) == ir.F32Type.get():
+def _f32():
+    return ir.F32Type.get()
+
+
+def _to_f32(v):
+    if v is None or C.element_of(v) == _f32():
         return v
-    return tosa.cast(C.tensor_type(C.shape_of(v), ir.F32Type.get()), v)
+    return tosa.cast(C.tensor_type(C.shape_of(v), _f32()), v)
 
 
 def _narrow(y, spec):
     out = C.storage(spec)
-    return y if out.element_type == ir.F32Type.get() else tosa.cast(C.tensor_type(C.shape_of(y), out.element_type), y)
+    return y if out.element_type == _f32() else tosa.cast(C.tensor_type(C.shape_of(y), out.element_type), y)
 
 
-def _affine(x, center, inv_std, scale, bias):
-    """(x - center) * inv_std [* scale] [+ bias], all broadcast to x's shape."""
-    f32 = ir.F32Type.get()
-    extra = [v for v in (scale, bias) if v is not None]
-
-    def body(xv, c, s, *rest):
-        y = arith.mulf(arith.subf(xv, c), s)
-        i = 0
-        if scale is not None:
-            y = arith.mulf(y, rest[i])
-            i += 1
-        if bias is not None:
-            y = arith.addf(y, rest[i])
-        return y
-
-    return C.elementwise(C.shape_of(x), f32, [x, center, inv_std] + extra, body)
+def _scalar(value, rank):
+    return C.const(np.full([1] * rank, value), "float32")
 
 
-def _moments(x, axes, epsilon):
-    """Mean and 1/sqrt(variance + epsilon) over `axes`, kept as size-1 dims."""
+def _out_type(a, b):
+    """Result type of a broadcasting binary op on equal-rank float32 a, b."""
+    return C.tensor_type([max(x, y) for x, y in zip(C.shape_of(a), C.shape_of(b))], _f32())
+
+
+def _sub(a, b):
+    return tosa.sub(_out_type(a, b), a, b)
+
+
+def _add(a, b):
+    return tosa.add(_out_type(a, b), a, b)
+
+
+def _mul(a, b):
+    return C.mul(a, b, _out_type(a, b))
+
+
+def _reduce_mean(x, axes, count):
+    """Mean over `axes`, kept as size-1 dims (tosa.reduce_sum per axis, then * 1/count)."""
     shape = C.shape_of(x)
-    f32 = ir.F32Type.get()
-    keep = [1 if i in axes else d for i, d in enumerate(shape)]
-    if not axes:
-        return x, C.const(np.full([1] * len(shape), 1 / np.sqrt(epsilon)), "float32")
-    count = float(np.prod([shape[a] for a in axes]))
-    mean = C.reshape(reduce_generic(x, axes, f32, 0.0, arith.addf), keep)
-    mean = C.elementwise(keep, f32, [mean], lambda v: arith.divf(v, C.scalar_const(f32, count)))
-    centered = C.elementwise(shape, f32, [x, mean], arith.subf)
-    var = C.reshape(reduce_generic(centered, axes, f32, 0.0, arith.addf, lambda v: arith.mulf(v, v)), keep)
-    inv = C.elementwise(keep, f32, [var], lambda v: mathd.rsqrt(
-        arith.addf(arith.divf(v, C.scalar_const(f32, count)), C.scalar_const(f32, epsilon))))
-    return mean, inv
+    for a in axes:
+        shape[a] = 1
+        x = tosa.reduce_sum(x, a, results=[C.tensor_type(shape, _f32())])
+    return _mul(x, _scalar(1.0 / count, len(shape)))
 
 
-def _channel_shape(rank, axis, c):
+def _inv_std(var, epsilon):
+    """1 / sqrt(var + epsilon)."""
+    return tosa.rsqrt(var.type, _add(var, _scalar(epsilon, len(C.shape_of(var)))))
+
+
+def _affine(centered, inv_std, scale, bias):
+    """centered * inv_std [* scale] [+ bias], all of equal rank (size-1 dims broadcast)."""
+    y = _mul(centered, inv_std)
+    if scale is not None:
+        y = _mul(y, scale)
+    if bias is not None:
+        y = _add(y, bias)
+    return y
+
+
+def _normalize(x, axes, epsilon, scale, bias):
+    """Normalize float32 x over `axes` with statistics computed on the fly."""
+    rank = len(C.shape_of(x))
+    if not axes:  # nothing reduced: mean = x, variance = 0 (x - x keeps NaN/inf as the spec does)
+        return _affine(_sub(x, x), _scalar(1.0 / np.sqrt(epsilon), rank), scale, bias)
+    count = float(np.prod([C.shape_of(x)[a] for a in axes]))
+    centered = _sub(x, _reduce_mean(x, axes, count))
+    var = _reduce_mean(_mul(centered, centered), axes, count)
+    return _affine(centered, _inv_std(var, epsilon), scale, bias)
+
+
+def _channel(v, rank, axis):
+    """A 1-D per-channel operand reshaped to broadcast along `axis` of a rank-`rank` tensor."""
+    if v is None:
+        return None
     shape = [1] * rank
-    shape[axis] = c
-    return shape
+    shape[axis] = C.shape_of(v)[0]
+    return C.reshape(v, shape)
 
 
 @lower("batch_normalization")
 def lower_batch_normalization(n):
-    x, mean, var, scale, bias = [_f32(v) for v in n.inputs]
-    axis, eps = n.attrs["axis"], n.attrs["epsilon"]
-    shape = _channel_shape(n.out.rank, axis, n.out.shape[axis])
-    f32 = ir.F32Type.get()
-    inv = C.elementwise(shape, f32, [C.reshape(var, shape)],
-                        lambda v: mathd.rsqrt(arith.addf(v, C.scalar_const(f32, eps))))
-    r = lambda v: None if v is None else C.reshape(v, shape)  # noqa: E731
-    return _narrow(_affine(x, r(mean), inv, r(scale), r(bias)), n.out)
+    x, mean, var, scale, bias = [_to_f32(v) for v in n.inputs]
+    axis, rank = n.attrs["axis"], n.out.rank
+    eps = as_dtype(n.attrs["epsilon"], n.out.dtype)
+    inv = _inv_std(_channel(var, rank, axis), eps)
+    y = _affine(_sub(x, _channel(mean, rank, axis)), inv, _channel(scale, rank, axis), _channel(bias, rank, axis))
+    return _narrow(y, n.out)
 
 
 @lower("instance_normalization")
 def lower_instance_normalization(n):
-    x, scale, bias = [_f32(v) for v in n.inputs]
+    x, scale, bias = [_to_f32(v) for v in n.inputs]
     nchw = n.attrs["layout"] == "nchw"
-    axes = [2, 3] if nchw else [1, 2]
-    ch = 1 if nchw else 3
-    mean, inv = _moments(x, axes, n.attrs["epsilon"])
-    shape = _channel_shape(4, ch, n.out.shape[ch])
-    r = lambda v: None if v is None else C.reshape(v, shape)  # noqa: E731
-    return _narrow(_affine(x, mean, inv, r(scale), r(bias)), n.out)
+    axes, ch = ([2, 3], 1) if nchw else ([1, 2], 3)
+    eps = as_dtype(n.attrs["epsilon"], n.out.dtype)
+    return _narrow(_normalize(x, axes, eps, _channel(scale, 4, ch), _channel(bias, 4, ch)), n.out)
 
 
 @lower("layer_normalization")
 def lower_layer_normalization(n):
-    x, scale, bias = [_f32(v) for v in n.inputs]
+    """scale/bias dims follow the listed axes: transpose them into the input's axis order."""
+    x, scale, bias = [_to_f32(v) for v in n.inputs]
     axes = default_axes(n.out.rank, n.attrs["axes"])
-    mean, inv = _moments(x, axes, n.attrs["epsilon"])
-    order = list(np.argsort(axes)) if axes else []
+    order = [int(i) for i in np.argsort(axes)]
     shape = [d if i in axes else 1 for i, d in enumerate(n.out.shape)]
 
-    def r(v):
+    def place(v):
         return None if v is None else C.reshape(C.transpose(v, order), shape)
 
-    return _narrow(_affine(x, mean, inv, r(scale), r(bias)), n.out)
+    eps = as_dtype(n.attrs["epsilon"], n.out.dtype)
+    return _narrow(_normalize(x, axes, eps, place(scale), place(bias)), n.out)

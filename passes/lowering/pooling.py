@@ -1,79 +1,65 @@
-"""Lowering rules: pooling as linalg pooling ops over an explicitly padded NHWC input.
+"""Lowering rules: pooling as linalg pooling ops over an explicitly padded NHWC input; resample2d
+as one linalg.generic that gathers through compile-time index/weight tables.
 
-Max pooling pads with the lowest value; average and L2 pooling pad with zeros and divide by /
-sum over a compile-time count of the valid elements in each window. float16 computes in float32.
+Pooling pads (and crops) the input to exactly the extent the windows reach, so dilations, ceil
+rounding and windows that start in (or past) the padding need no special case: max pads with the
+lowest value; average and L2 pad with zeros and divide by / take the root of a sum, the divisor
+being the compile-time count of input elements in each window. float16 sums in float32.
 """
 import numpy as np
 from iree.compiler import ir
+from iree.compiler.dialects import _linalg_ops_gen as linalg_ops
 from iree.compiler.dialects import arith, linalg, tensor, tosa
 from iree.compiler.dialects import math as mathd
 
 from estuary import dtypes
-from estuary.dialects.ops.pooling import _windows, pool_geometry
+from estuary.dialects.ops.pooling import lowest, pool_geometry, resample_plan, resample_sizes, valid_counts
 from estuary.passes.lowering import common as C
 from estuary.passes.lowering import lower
 
 
-def _pad_or_crop(x, begin, end, axis, fill, dtype):
-    if end < 0:
-        shape = C.shape_of(x)
-        sizes = list(shape)
-        sizes[axis] += end
-        x = C.slice_(x, [0] * 4, sizes)
-        end = 0
-    pads = [(0, 0)] * 4
-    pads[axis] = (begin, end)
-    return C.pad_constant(x, pads, fill, dtype)
+def _to_float32(x, dtype):
+    return tosa.cast(C.tensor_type(C.shape_of(x), ir.F32Type.get()), x) if dtype == "float16" else x
 
 
-def _lowest(dtype):
-    return -np.inf if dtype in dtypes.FLOATS else int(np.iinfo(dtypes.to_numpy(dtype)).min)
+def _window_extent(x, begin, extent, fill, dtype):
+    """NHWC `x` padded with `fill` / cropped so rows and cols span [-begin, extent - begin)."""
+    nb, h, w, c = C.shape_of(x)
+    pads = [(0, 0)] + [(b, max(0, e - b - s)) for b, e, s in zip(begin, extent, (h, w))] + [(0, 0)]
+    x = C.pad_constant(x, pads, fill, dtype)
+    return C.slice_(x, [0, 0, 0, 0], [nb, extent[0], extent[1], c])
 
 
 def _pool(n, kind):
     a = n.attrs
     spec = n.in_specs[0]
-    dtype = spec.dtype
-    x = n.inputs[0]
-    if a["layout"] == "nchw":
-        x = C.transpose(x, [0, 2, 3, 1])
     nb, c, h, w, kh, kw, oh, ow = pool_geometry(spec.shape, a["window_dimensions"], a["padding"], a["strides"],
                                                 a["dilations"], a["layout"], a["rounding_type"], a["output_sizes"])
-    (sh, sw), (dh, dw) = a["strides"], a["dilations"]
-    pt, pl = a["padding"][0], a["padding"][2]
-    work = "float32" if dtype == "float16" else dtype
-    if work != dtype:
-        x = tosa.cast(C.tensor_type([nb, h, w, c], ir.F32Type.get()), x)
+    strides, dilations = a["strides"], a["dilations"]
+    extent = [(o - 1) * s + (k - 1) * d + 1 for o, s, k, d in zip((oh, ow), strides, (kh, kw), dilations)]
+    x = C.transpose(n.inputs[0], [0, 2, 3, 1]) if a["layout"] == "nchw" else n.inputs[0]
+    work = spec.dtype if kind == "max" else "float32"
+    x = x if kind == "max" else _to_float32(x, spec.dtype)
     if kind == "l2":
         x = C.mul(x, x, x.type)
-    fill = _lowest(dtype) if kind == "max" else 0
-    x = _pad_or_crop(x, pt, (oh - 1) * sh + (kh - 1) * dh + 1 - h - pt, 1, fill, work)
-    x = _pad_or_crop(x, pl, (ow - 1) * sw + (kw - 1) * dw + 1 - w - pl, 2, fill, work)
+    fill = lowest(spec.dtype) if kind == "max" else 0
+    x = _window_extent(x, (a["padding"][0], a["padding"][2]), extent, fill, work)
     el = C.element_of(x)
     init = linalg.fill(C.scalar_const(el, fill), outs=[tensor.empty([nb, oh, ow, c], el)])
     window = tensor.empty([kh, kw], el)
-    kw_args = dict(strides=[sh, sw], dilations=[dh, dw])
-    if kind == "max":
-        if dtype in dtypes.UNSIGNED:
-            init = linalg.fill(C.scalar_const(el, 0), outs=[tensor.empty([nb, oh, ow, c], el)])
-            y = linalg.pooling_nhwc_max_unsigned(x, window, outs=[init], **kw_args)
-        else:
-            y = linalg.pooling_nhwc_max(x, window, outs=[init], **kw_args)
-    else:
-        y = linalg.pooling_nhwc_sum(x, window, outs=[init], **kw_args)
-        if kind == "average":
-            rows = _windows(h, kh, pt, sh, dh, oh)
-            cols = _windows(w, kw, pl, sw, dw, ow)
-            count = np.array([[max(1, len(r) * len(q)) for q in cols] for r in rows], np.float64)
-            inv = C.const((1.0 / count).reshape(1, oh, ow, 1), work)
-            y = C.mul(y, inv, y.type)
-        else:
-            y = C.elementwise([nb, oh, ow, c], el, [y], mathd.sqrt)
-    if work != dtype:
+    pool = {"max": linalg.pooling_nhwc_max_unsigned if spec.dtype in dtypes.UNSIGNED else linalg.pooling_nhwc_max,
+            "average": linalg.pooling_nhwc_sum, "l2": linalg.pooling_nhwc_sum}[kind]
+    y = pool(x, window, outs=[init], strides=list(strides), dilations=list(dilations))
+    if kind == "average":
+        count = np.maximum(valid_counts(h, w, kh, kw, a["padding"], strides, dilations, oh, ow), 1)
+        count = count[:1, :1] if (count == count[0, 0]).all() else count
+        divisor = C.const(count.reshape(1, *count.shape, 1), "float32")
+        y = C.elementwise([nb, oh, ow, c], el, [y, divisor], arith.divf)
+    elif kind == "l2":
+        y = C.elementwise([nb, oh, ow, c], el, [y], mathd.sqrt)
+    if kind != "max" and spec.dtype == "float16":
         y = tosa.cast(C.tensor_type([nb, oh, ow, c], ir.F16Type.get()), y)
-    if a["layout"] == "nchw":
-        y = C.transpose(y, [0, 3, 1, 2])
-    return y
+    return C.transpose(y, [0, 3, 1, 2]) if a["layout"] == "nchw" else y
 
 
 @lower("average_pool2d")
@@ -91,50 +77,60 @@ def lower_max_pool2d(n):
     return _pool(n, "max")
 
 
-def _take_axis(x, axis, indices):
-    """x gathered along `axis` at compile-time `indices` (linalg.generic + tensor.extract)."""
-    from iree.compiler.dialects import _linalg_ops_gen as linalg_ops
+# ---------------------------------------------------------------- resample2d
 
-    shape = C.shape_of(x)
-    out_shape = list(shape)
-    out_shape[axis] = len(indices)
-    el = C.element_of(x)
-    idx = C.const(np.asarray(indices, np.int32), "int32")
-    rank = len(shape)
-    maps = [ir.AffineMap.get(rank, 0, [ir.AffineDimExpr.get(axis)]), ir.AffineMap.get_identity(rank)]
-    op = linalg.GenericOp([C.tensor_type(out_shape, el)], [idx], [tensor.empty(out_shape, el)],
-                          ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps]),
-                          ir.ArrayAttr.get([ir.Attribute.parse(C.PARALLEL)] * rank))
-    block = op.regions[0].blocks.append(ir.IntegerType.get_signless(32), el)
-    with ir.InsertionPoint(block):
-        coords = [linalg_ops.IndexOp(d).result for d in range(rank)]
-        coords[axis] = arith.index_cast(ir.IndexType.get(), block.arguments[0])
-        linalg.YieldOp([tensor.extract(x, coords)])
-    return op.result
+
+def _resample_tables(spec, a, linear):
+    """Compile-time tables per resampled axis: source indices (i0[, i1]) and, for linear, the
+    weight of i1; with their indexing maps, (axis, first table) pairs and the output shape."""
+    out_shape, tables, maps, axes = list(spec.shape), [], [], []
+    for axis, size in zip(a["axes"], resample_sizes(spec.shape, a["scales"], a["sizes"], a["axes"])):
+        out_shape[axis] = size
+        plan = resample_plan(spec.shape[axis], size, a["mode"])
+        columns = [C.const(i.astype(np.int32), "int32") for i in (plan[:2] if linear else [plan])]
+        if linear:
+            columns.append(C.const(plan[2].astype(np.float32), "float32"))
+        axes.append((axis, len(tables)))
+        tables += columns
+        maps += [ir.AffineMap.get(4, 0, [ir.AffineDimExpr.get(axis)])] * len(columns)
+    return tables, maps, axes, out_shape
+
+
+def _resample_body(x, args, axes, linear):
+    """The scalar at one output position: x at the tabled source indices, blended when linear."""
+    coords = [linalg_ops.IndexOp(d).result for d in range(4)]
+    sources = [[arith.index_cast(ir.IndexType.get(), args[first + k]) for k in range(2 if linear else 1)]
+               for _, first in axes]
+
+    def at(choice):
+        c = list(coords)
+        for (axis, _), source, k in zip(axes, sources, choice):
+            c[axis] = source[k]
+        return tensor.extract(x, c)
+
+    if not linear:
+        return at((0, 0))
+
+    def lerp(p, q, t):
+        return arith.addf(p, arith.mulf(t, arith.subf(q, p)))
+
+    t0, t1 = (args[first + 2] for _, first in axes)
+    return lerp(lerp(at((0, 0)), at((0, 1)), t1), lerp(at((1, 0)), at((1, 1)), t1), t0)
 
 
 @lower("resample2d")
 def lower_resample2d(n):
-    from estuary.dialects.ops.pooling import _resample_scales, resample_plan
-
-    spec = n.in_specs[0]
-    a = n.attrs
-    x = n.inputs[0]
-    f32 = ir.F32Type.get()
-    if spec.dtype == "float16":
-        x = tosa.cast(C.tensor_type(spec.shape, f32), x)
-    factors, sizes = _resample_scales(spec.shape, a["scales"], a["sizes"], a["axes"])
-    for axis, f, size in zip(a["axes"], factors, sizes):
-        i0, i1, w = resample_plan(C.shape_of(x)[axis], size, f, a["mode"])
-        if i1 is None:
-            x = _take_axis(x, axis, i0)
-            continue
-        shape = [1] * spec.rank
-        shape[axis] = size
-        lo, hi = _take_axis(x, axis, i0), _take_axis(x, axis, i1)
-        wt = C.const(w.reshape(shape), "float32")
-        x = C.elementwise(C.shape_of(lo), f32, [lo, hi, wt],
-                          lambda p, q, t: arith.addf(p, arith.mulf(t, arith.subf(q, p))))
-    if spec.dtype == "float16":
-        x = tosa.cast(C.storage(n.out), x)
-    return x
+    """One linalg.generic gathering x through compile-time index (and weight) tables."""
+    spec, a = n.in_specs[0], n.attrs
+    linear = a["mode"] == "linear"
+    x = _to_float32(n.inputs[0], spec.dtype) if linear else n.inputs[0]
+    el = C.element_of(x)
+    tables, maps, axes, out_shape = _resample_tables(spec, a, linear)
+    maps.append(ir.AffineMap.get_identity(4))
+    op = linalg.GenericOp([C.tensor_type(out_shape, el)], tables, [tensor.empty(out_shape, el)],
+                          ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps]),
+                          ir.ArrayAttr.get([ir.Attribute.parse(C.PARALLEL)] * 4))
+    block = op.regions[0].blocks.append(*[C.element_of(t) for t in tables], el)
+    with ir.InsertionPoint(block):
+        linalg.YieldOp([_resample_body(x, block.arguments, axes, linear)])
+    return tosa.cast(C.storage(n.out), op.result) if linear and spec.dtype == "float16" else op.result

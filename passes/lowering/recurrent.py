@@ -1,160 +1,242 @@
-"""Decompositions: gru, gru_cell, lstm, lstm_cell into nn matmul/slice/element-wise ops, exactly as
-the WebNN spec's decompositions (§7.7.20, 21, 28, 29) build them."""
-from estuary.passes.lowering import decompose
+"""Lowering rules: gru, gru_cell, lstm, lstm_cell unrolled over time into TOSA.
 
-GRU_GATES = {"zrn": {"z": 0, "r": 1, "n": 2}, "rzn": {"r": 0, "z": 1, "n": 2}}
-LSTM_GATES = {"iofg": {"i": 0, "o": 1, "f": 2, "g": 3}, "ifgo": {"i": 0, "f": 1, "g": 2, "o": 3}}
-PEEPHOLE = {"i": 0, "o": 1, "f": 2}  # peephole weights are packed i, o, f whatever the layout
+The arithmetic is the spec's decomposition (§7.7.20, 21, 28, 29), arranged for fewer ops:
+- directions are the batch dimension of every rank-3 `tosa.matmul`, so one step of a
+  bidirectional network is one set of ops on [numDirections, batchSize, ...] tensors;
+- the input projections of all steps are one matmul up front (the input of a backward
+  direction is reversed in time first, so iteration `s` reads row block `s` in each direction);
+- all gates share one matmul, then gates are sliced out by the layout's gate order.
+With return_sequence, the sequence is stacked by iteration, as the spec's decomposition does.
+Cells run as one step of a one-direction network. float16 is computed in float32 and rounded
+once at the end.
+"""
+import numpy as np
+from iree.compiler import ir
+from iree.compiler.dialects import arith, tosa
+from iree.compiler.dialects import math as mathd
+
+from estuary.dialects.ops.recurrent import GRU_ACTIVATIONS, LSTM_ACTIVATIONS, PEEPHOLE_GATES
+from estuary.passes.lowering import common as C
+from estuary.passes.lowering import lower
+
+FLOAT_MAX = float(np.finfo(np.float32).max)
 
 
-def _rows(d, t, index, h):
-    """Rows [index*h, (index+1)*h) of a [k*h, ...] weight (or elements of a [k*h] bias)."""
-    shape = d.spec(t).shape
-    return d.op("slice", [t], starts=[index * h] + [0] * (len(shape) - 1), sizes=[h] + list(shape[1:]))
+def _f32():
+    return ir.F32Type.get()
 
 
-def _linear(d, x, w, index, h):
-    """x @ W[gate]^T."""
-    return d.op("matmul", [x, d.op("transpose", [_rows(d, w, index, h)])])
+def _wide(v):
+    """`v` as float32 (None stays None)."""
+    if v is None or C.element_of(v) == _f32():
+        return v
+    return tosa.cast(C.tensor_type(C.shape_of(v), _f32()), v)
 
 
-def _act(d, name, x):
-    return d.op(name, [x])
+def _narrow(v, spec):
+    out = C.storage(spec)
+    v = C.reshape(v, spec.shape)
+    return v if out.element_type == _f32() else tosa.cast(out, v)
 
 
-def _add_opt(d, x, *terms):
+def _broadcast_type(a, b):
+    shape = [max(x, y) for x, y in zip(C.shape_of(a), C.shape_of(b))]
+    return C.tensor_type(shape, _f32())
+
+
+def _add(a, b):
+    return tosa.add(_broadcast_type(a, b), a, b)
+
+
+def _sub(a, b):
+    return tosa.sub(_broadcast_type(a, b), a, b)
+
+
+def _mul(a, b):
+    return C.mul(a, b, _broadcast_type(a, b))
+
+
+def _matmul(a, b):
+    """[N, M, K] x [N, K, P] -> [N, M, P] in float32."""
+    (n, m, _), p = C.shape_of(a), C.shape_of(b)[2]
+    zp = C.zero_point("float32")
+    return tosa.matmul(C.tensor_type([n, m, p], _f32()), a, b, zp, C.zero_point("float32"))
+
+
+def _sigmoid(x):
+    # 1 / (1 + exp(-x)) in a generic body: TOSA's sigmoid approximation is tens of ULP off
+    def body(v):
+        one = C.scalar_const(v.type, 1.0)
+        return arith.divf(one, arith.addf(one, mathd.exp(arith.negf(v))))
+
+    return C.elementwise(C.shape_of(x), _f32(), [x], body)
+
+
+_ACTIVATION = {
+    "sigmoid": _sigmoid,
+    "tanh": lambda x: tosa.tanh(x.type, x),
+    "relu": lambda x: C.clamp(x, 0.0, FLOAT_MAX),
+}
+
+
+def _activate(name, x):
+    return _ACTIVATION[name](x)
+
+
+def _gate(t, order, gate, hidden):
+    """The `gate` block of the last axis of rank-3 `t`, whose blocks are in `order`."""
+    n, b, _ = C.shape_of(t)
+    return C.slice_(t, [0, 0, order.index(gate) * hidden], [n, b, hidden])
+
+
+def _transposed(w):
+    """[N, G, K] weight -> [N, K, G] matmul operand."""
+    return C.transpose(w, [0, 2, 1])
+
+
+def _as_dirs(t):
+    """A [N, G] per-direction vector as [N, 1, G] (broadcasts over the batch)."""
+    return None if t is None else C.reshape(t, [C.shape_of(t)[0], 1, C.shape_of(t)[1]])
+
+
+def _plus(x, *terms):
     for t in terms:
         if t is not None:
-            x = d.op("add", [x, t])
+            x = _add(x, t)
     return x
 
 
-def gru_cell_values(d, x, w, rw, h_prev, bias, rbias, hidden, reset_after, layout, activations):
-    g = GRU_GATES[layout]
-    f_act, g_act = activations or ["sigmoid", "tanh"]
-    b = lambda t, gate: None if t is None else _rows(d, t, g[gate], hidden)  # noqa: E731
+class _Unrolled:
+    """Shapes and per-step inputs of a network: x [steps, batch, size], numDirections `nd`."""
 
-    def gate(name):
-        pre = d.op("add", [_linear(d, x, w, g[name], hidden), _linear(d, h_prev, rw, g[name], hidden)])
-        return _act(d, f_act, _add_opt(d, pre, b(bias, name), b(rbias, name)))
+    def __init__(self, x, w, bias, direction, hidden):
+        self.steps, self.batch, size = C.shape_of(x)
+        self.nd = C.shape_of(w)[0]
+        self.hidden = hidden
+        flat = [1, self.steps * self.batch, size]
+        reverse = C.reshape(tosa.reverse(x.type, x, 0), flat) if direction != "forward" else None
+        xs = [C.reshape(x, flat) if direction != "backward" else reverse] + ([reverse] if self.nd == 2 else [])
+        # [nd, steps * batch, G]: every step's input projection, bias included
+        self.projection = _plus(_matmul(C.concat(xs, 0), _transposed(w)), _as_dirs(bias))
 
-    z, r = gate("z"), gate("r")
-    if reset_after:
-        rec = _add_opt(d, _linear(d, h_prev, rw, g["n"], hidden), b(rbias, "n"))
-        pre = d.op("add", [_linear(d, x, w, g["n"], hidden), d.op("mul", [r, rec])])
-        n = _act(d, g_act, _add_opt(d, pre, b(bias, "n")))
-    else:
-        pre = d.op("add", [_linear(d, x, w, g["n"], hidden), _linear(d, d.op("mul", [r, h_prev]), rw, g["n"], hidden)])
-        n = _act(d, g_act, _add_opt(d, pre, b(bias, "n"), b(rbias, "n")))
-    one = d.const(1.0, d.spec(x).dtype)
-    return d.op("add", [d.op("mul", [z, h_prev]), d.op("mul", [n, d.op("sub", [one, z])])])
+    def input_at(self, step):
+        """[nd, batch, G]: the input projection that iteration `step` consumes in each direction."""
+        gates = C.shape_of(self.projection)[2]
+        return C.slice_(self.projection, [0, step * self.batch, 0], [self.nd, self.batch, gates])
 
+    def state(self, initial):
+        if initial is not None:
+            return initial
+        return C.const(np.zeros((self.nd, self.batch, self.hidden)), "float32")
 
-def lstm_cell_values(d, x, w, rw, h_prev, c_prev, bias, rbias, peephole, hidden, layout, activations):
-    g = LSTM_GATES[layout]
-    f_act, g_act, h_act = activations or ["sigmoid", "tanh", "tanh"]
-    b = lambda t, gate: None if t is None else _rows(d, t, g[gate], hidden)  # noqa: E731
-
-    def pre(name):
-        p = d.op("add", [_linear(d, x, w, g[name], hidden), _linear(d, h_prev, rw, g[name], hidden)])
-        p = _add_opt(d, p, b(bias, name), b(rbias, name))
-        if peephole is not None and name in PEEPHOLE:  # peepholes read the incoming cell state
-            p = d.op("add", [p, d.op("mul", [c_prev, _rows(d, peephole, PEEPHOLE[name], hidden)])])
-        return p
-
-    i, f, o = (_act(d, f_act, pre(k)) for k in ("i", "f", "o"))
-    cell = _act(d, g_act, pre("g"))
-    c = d.op("add", [d.op("mul", [f, c_prev]), d.op("mul", [i, cell])])
-    return [d.op("mul", [o, _act(d, h_act, c)]), c]
+    def run(self, step_fn, states, return_sequence):
+        """Iterate `states = step_fn(step, states)`; returns final states (+ sequence by iteration)."""
+        sequence = []
+        for step in range(self.steps):
+            states = step_fn(step, states)
+            if return_sequence:
+                sequence.append(C.reshape(states[0], [1, self.nd, self.batch, self.hidden]))
+        return list(states) + ([C.concat(sequence, 0)] if return_sequence else [])
 
 
-@decompose("gru_cell")
-def decompose_gru_cell(d):
-    x, w, rw, h, bias, rbias = d.inputs
-    a = d.attrs
-    return gru_cell_values(d, x, w, rw, h, bias, rbias, a["hidden_size"], a["reset_after"], a["layout"],
-                           a["activations"])
+def _gru(x, w, rw, bias, rbias, h0, hidden, reset_after, return_sequence, direction, layout, activations):
+    """float32 GRU values: [hidden (+ sequence)] of shapes [nd, batch, h] and [steps, nd, batch, h]."""
+    f, g = activations or GRU_ACTIVATIONS
+    if not reset_after and rbias is not None:
+        bias = rbias if bias is None else _add(bias, rbias)  # both biases sit outside the reset product
+        rbias = None
+    net = _Unrolled(x, w, bias, direction, hidden)
+    rt = _transposed(rw)  # [nd, h, 3h]
+    if not reset_after:  # "zrn" and "rzn" both end in n
+        zr_weight = C.slice_(rt, [0, 0, 0], [net.nd, hidden, 2 * hidden])
+        n_weight = C.slice_(rt, [0, 0, 2 * hidden], [net.nd, hidden, hidden])
+    one = C.const(np.ones((1, 1, 1)), "float32")
+
+    def step(s, states):
+        (h,) = states
+        xp = net.input_at(s)
+        if reset_after:
+            rp = _plus(_matmul(h, rt), _as_dirs(rbias))
+        else:
+            rp = _matmul(h, zr_weight)
+        z = _activate(f, _add(_gate(xp, layout, "z", hidden), _gate(rp, layout, "z", hidden)))
+        r = _activate(f, _add(_gate(xp, layout, "r", hidden), _gate(rp, layout, "r", hidden)))
+        if reset_after:
+            recurrent = _mul(r, _gate(rp, layout, "n", hidden))
+        else:
+            recurrent = _matmul(_mul(r, h), n_weight)
+        n = _activate(g, _add(_gate(xp, layout, "n", hidden), recurrent))
+        return [_add(_mul(z, h), _mul(n, _sub(one, z)))]
+
+    return net.run(step, [net.state(h0)], return_sequence)
 
 
-@decompose("lstm_cell")
-def decompose_lstm_cell(d):
-    x, w, rw, h, c, bias, rbias, peep = d.inputs
-    a = d.attrs
-    return lstm_cell_values(d, x, w, rw, h, c, bias, rbias, peep, a["hidden_size"], a["layout"], a["activations"])
+def _lstm(x, w, rw, bias, rbias, peephole, h0, c0, hidden, return_sequence, direction, layout, activations):
+    """float32 LSTM values: [hidden, cell (+ sequence)]."""
+    f, g, hh = activations or LSTM_ACTIVATIONS
+    net = _Unrolled(x, w, rbias if bias is None else _plus(bias, rbias), direction, hidden)
+    rt = _transposed(rw)  # [nd, h, 4h]
+    peep = _as_dirs(peephole)  # [nd, 1, 3h], packed i, o, f
+
+    def step(s, states):
+        h, c = states
+        pre = _add(net.input_at(s), _matmul(h, rt))
+
+        def gate(name, act):
+            p = _gate(pre, layout, name, hidden)
+            if peep is not None and name in PEEPHOLE_GATES:  # peepholes read the incoming cell state
+                p = _add(p, _mul(c, _gate(peep, PEEPHOLE_GATES, name, hidden)))
+            return _activate(act, p)
+
+        i, fg, o, cell = gate("i", f), gate("f", f), gate("o", f), gate("g", g)
+        c_new = _add(_mul(fg, c), _mul(i, cell))
+        return [_mul(o, _activate(hh, c_new)), c_new]
+
+    return net.run(step, [net.state(h0), net.state(c0)], return_sequence)
 
 
-def _dir(d, t, k, shape):
-    """Direction k of a per-direction tensor, with its leading dimension dropped."""
-    if t is None:
-        return None
-    full = d.spec(t).shape
-    return d.op("reshape", [d.op("slice", [t], starts=[k] + [0] * (len(full) - 1), sizes=[1] + list(full[1:]))],
-                new_shape=shape)
+def _network_inputs(n, count):
+    return [_wide(v) for v in n.inputs[:count]]
 
 
-def _network(d, n_params, step_fn, n_states, initial):
-    """Run the cell over time for each direction; returns final states (+ the sequence)."""
-    a = d.attrs
-    x = d.inputs[0]
-    w, rw = d.inputs[1], d.inputs[2]
-    steps, hidden = a["steps"], a["hidden_size"]
-    dtype = d.spec(x).dtype
-    _, batch, size = d.spec(x).shape
-    nd = 2 if a["direction"] == "both" else 1
-    states = []  # per direction: list of state values
-    for k in range(nd):
-        per = []
-        for s in range(n_states):
-            init = _dir(d, initial[s], k, [batch, hidden])
-            per.append(init if init is not None else d.const(_zeros(batch, hidden), dtype))
-        states.append(per)
-    params = [[_dir(d, t, k, list(d.spec(t).shape[1:])) if t is not None else None for t in d.inputs[1:1 + n_params]]
-              for k in range(nd)]
-    sequence = []
-    for step in range(steps):
-        for k in range(nd):
-            t = steps - step - 1 if (k == 1 or a["direction"] == "backward") else step
-            xt = d.op("reshape", [d.op("slice", [x], starts=[t, 0, 0], sizes=[1, batch, size])], new_shape=[batch, size])
-            states[k] = step_fn(xt, params[k], states[k])
-        if a["return_sequence"]:
-            sequence.append(_stack(d, [states[k][0] for k in range(nd)], nd, batch, hidden, 4))
-    results = [_stack(d, [states[k][s] for k in range(nd)], nd, batch, hidden, 3) for s in range(n_states)]
-    if a["return_sequence"]:
-        results.append(sequence[0] if steps == 1 else d.op("concat", [sequence], axis=0))
-    return results
+@lower("gru")
+def lower_gru(n):
+    x, w, rw, bias, rbias, h0 = _network_inputs(n, 6)
+    a = n.attrs
+    values = _gru(x, w, rw, bias, rbias, h0, a["hidden_size"], a["reset_after"], a["return_sequence"],
+                  a["direction"], a["layout"], a["activations"])
+    return [_narrow(v, spec) for v, spec in zip(values, n.out_specs)]
 
 
-def _zeros(batch, hidden):
-    import numpy as np
-
-    return np.zeros((batch, hidden))
-
-
-def _stack(d, values, nd, batch, hidden, rank):
-    shape = [1, batch, hidden] if rank == 3 else [1, 1, batch, hidden]
-    parts = [d.op("reshape", [v], new_shape=shape) for v in values]
-    return parts[0] if nd == 1 else d.op("concat", [parts], axis=rank - 3)
+@lower("lstm")
+def lower_lstm(n):
+    x, w, rw, bias, rbias, peep, h0, c0 = _network_inputs(n, 8)
+    a = n.attrs
+    values = _lstm(x, w, rw, bias, rbias, peep, h0, c0, a["hidden_size"], a["return_sequence"], a["direction"],
+                   a["layout"], a["activations"])
+    return [_narrow(v, spec) for v, spec in zip(values, n.out_specs)]
 
 
-@decompose("gru")
-def decompose_gru(d):
-    a = d.attrs
-
-    def step(xt, p, state):
-        w, rw, bias, rbias = p
-        return [gru_cell_values(d, xt, w, rw, state[0], bias, rbias, a["hidden_size"], a["reset_after"], a["layout"],
-                                a["activations"])]
-
-    return _network(d, 4, step, 1, [d.inputs[5]])
+def _one_direction(v, rank):
+    """A cell operand as a one-step, one-direction network operand (leading 1s up to `rank`)."""
+    return None if v is None else C.expand_rank(_wide(v), rank)
 
 
-@decompose("lstm")
-def decompose_lstm(d):
-    a = d.attrs
+@lower("gru_cell")
+def lower_gru_cell(n):
+    x, w, rw, h, bias, rbias = n.inputs
+    a = n.attrs
+    (hidden,) = _gru(_one_direction(x, 3), _one_direction(w, 3), _one_direction(rw, 3), _one_direction(bias, 2),
+                     _one_direction(rbias, 2), _one_direction(h, 3), a["hidden_size"], a["reset_after"], False,
+                     "forward", a["layout"], a["activations"])
+    return _narrow(hidden, n.out)
 
-    def step(xt, p, state):
-        w, rw, bias, rbias, peep = p
-        return lstm_cell_values(d, xt, w, rw, state[0], state[1], bias, rbias, peep, a["hidden_size"], a["layout"],
-                                a["activations"])
 
-    return _network(d, 5, step, 2, [d.inputs[6], d.inputs[7]])
+@lower("lstm_cell")
+def lower_lstm_cell(n):
+    x, w, rw, h, c, bias, rbias, peep = n.inputs
+    a = n.attrs
+    values = _lstm(_one_direction(x, 3), _one_direction(w, 3), _one_direction(rw, 3), _one_direction(bias, 2),
+                   _one_direction(rbias, 2), _one_direction(peep, 2), _one_direction(h, 3), _one_direction(c, 3),
+                   a["hidden_size"], False, "forward", a["layout"], a["activations"])
+    return [_narrow(v, spec) for v, spec in zip(values, n.out_specs)]

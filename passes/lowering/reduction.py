@@ -1,12 +1,19 @@
-"""Lowering rules: reductions and arg_min/arg_max as linalg.generic reductions.
+"""Lowering rules: reductions and arg_min/arg_max.
 
-Float16 accumulates in float32; integer sums wrap in their own width. log_sum_exp subtracts the
-maximum first. An empty `axes` list applies the element function alone.
+Float sums and products are TOSA: one tosa.reduce_sum/reduce_product per run of adjacent axes
+(a reshape merges the run first, so axes [1, 2] cost one reduction), with TOSA element-wise ops
+around it; float16 is widened to float32 for the whole computation. The rest are linalg.generic
+reductions, for correctness:
+- max/min: IREE (3.13) lowers float tosa.reduce_max/min with -/+FLT_MAX as the initial value,
+  so a slice of -inf values would give -FLT_MAX; unsigned types need maxui/minui.
+- integer sums/products: TOSA takes i32 only and REQUIREs no overflow; WebNN integers wrap.
+- arg_min, and arg_max of types tosa.argmax does not take: a (value, index) reduction.
+An empty `axes` list applies the reduction function to each value alone.
 """
 import numpy as np
 from iree.compiler import ir
 from iree.compiler.dialects import _linalg_ops_gen as linalg_ops
-from iree.compiler.dialects import arith, linalg, tensor
+from iree.compiler.dialects import arith, linalg, tensor, tosa
 from iree.compiler.dialects import math as mathd
 
 from estuary import dtypes
@@ -14,96 +21,222 @@ from estuary.dialects.ops.reduction import reduced_shape
 from estuary.passes.lowering import common as C
 from estuary.passes.lowering import lower
 
+_TOSA_ARGMAX = ("float32", "float16", "int8")  # the input types TOSA's profiles allow
+
 
 def _is_float(dtype):
     return dtype in dtypes.FLOATS
 
 
-def reduce_generic(x, axes, acc_el, init, combine, pre=None):
-    """linalg.generic folding `combine(acc, pre(x))` over `axes` (result drops those dims)."""
+def _f32():
+    return ir.F32Type.get()
+
+
+def _kept_shape(shape, axes):
+    return [1 if i in axes else d for i, d in enumerate(shape)]
+
+
+# ---------------------------------------------------------------- linalg reductions
+
+
+def _reduce_generic(x, axes, init, combine, pre=None):
+    """linalg.generic folding `combine(acc, pre(x))` over `axes` (the result drops those dims)."""
     shape = C.shape_of(x)
     rank = len(shape)
+    el = C.element_of(x)
     kept = [i for i in range(rank) if i not in axes]
     out_shape = [shape[i] for i in kept]
-    filled = linalg.fill(C.scalar_const(acc_el, init), outs=[tensor.empty(out_shape, acc_el)])
+    filled = linalg.fill(C.scalar_const(el, init), outs=[tensor.empty(out_shape, el)])
     maps = [ir.AffineMap.get_identity(rank), ir.AffineMap.get(rank, 0, [ir.AffineDimExpr.get(i) for i in kept])]
     iters = [ir.Attribute.parse(C.REDUCTION if i in axes else C.PARALLEL) for i in range(rank)]
-    op = linalg.GenericOp([C.tensor_type(out_shape, acc_el)], [x], [filled],
+    op = linalg.GenericOp([C.tensor_type(out_shape, el)], [x], [filled],
                           ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps]), ir.ArrayAttr.get(iters))
-    block = op.regions[0].blocks.append(C.element_of(x), acc_el)
+    block = op.regions[0].blocks.append(el, el)
     with ir.InsertionPoint(block):
-        v = block.arguments[0]
-        if pre is not None:
-            v = pre(v)
+        v = block.arguments[0] if pre is None else pre(block.arguments[0])
         linalg.YieldOp([combine(block.arguments[1], v)])
     return op.result
 
 
-def _extremes(dtype, el):
+def _extremes(dtype):
+    """(lowest, highest) value of a WebNN dtype: the identities of max and min."""
     if _is_float(dtype):
         return -np.inf, np.inf
     info = np.iinfo(dtypes.to_numpy(dtype))
     return int(info.min), int(info.max)
 
 
-def _ops(dtype):
-    f, u = _is_float(dtype), dtype in dtypes.UNSIGNED
-    return {
-        "add": arith.addf if f else arith.addi,
-        "mul": arith.mulf if f else arith.muli,
-        "max": arith.maximumf if f else (arith.maxui if u else arith.maxsi),
-        "min": arith.minimumf if f else (arith.minui if u else arith.minsi),
-        "abs": mathd.absf if f else (lambda v: v if u else mathd.absi(v)),
-    }
+def _extreme(x, axes, dtype, greater):
+    """Max (greater) or min over `axes`; NaN propagates, unsigned compares unsigned."""
+    lo, hi = _extremes(dtype)
+    if _is_float(dtype):
+        combine = arith.maximumf if greater else arith.minimumf
+    elif dtype in dtypes.UNSIGNED:
+        combine = arith.maxui if greater else arith.minui
+    else:
+        combine = arith.maxsi if greater else arith.minsi
+    return _reduce_generic(x, axes, lo if greater else hi, combine)
 
 
-def _elementwise(n, x, fn):
-    el = C.element_of(x)
-    return C.elementwise(C.shape_of(x), el, [x], fn)
+def _int_abs(dtype):
+    return (lambda v: v) if dtype in dtypes.UNSIGNED else mathd.absi
+
+
+def _int_reduce(kind, x, axes, dtype):
+    """sum / product / l1 / sum_square of integers, wrapping in their own width."""
+    square = lambda v: arith.muli(v, v)  # noqa: E731
+    init, combine, pre = {"sum": (0, arith.addi, None), "product": (1, arith.muli, None),
+                          "l1": (0, arith.addi, _int_abs(dtype)), "sum_square": (0, arith.addi, square)}[kind]
+    return _reduce_generic(x, axes, init, combine, pre)
+
+
+# ---------------------------------------------------------------- TOSA float reductions
+
+
+def _merged(shape, axes):
+    """`shape` with each run of adjacent reduced axes merged into one dim, and those dims."""
+    merged, reduced = [], []
+    for i, d in enumerate(shape):
+        if i in axes and i - 1 in axes:
+            merged[-1] *= d
+            continue
+        if i in axes:
+            reduced.append(len(merged))
+        merged.append(d)
+    return merged, reduced
+
+
+def _tosa_reduce(x, axes, build):
+    """`build` (tosa.reduce_sum/reduce_product) over `axes`, reduced dims kept as size 1."""
+    shape = C.shape_of(x)
+    merged, reduced = _merged(shape, axes)
+    y = C.reshape(x, merged)
+    for a in reduced:
+        out = C.shape_of(y)
+        out[a] = 1
+        y = build(y, a, results=[C.tensor_type(out, C.element_of(y))])
+    return C.reshape(y, _kept_shape(shape, axes))
+
+
+def _finite_or_zero(v):
+    inf = C.scalar_const(v.type, np.inf)
+    return arith.select(arith.cmpf(arith.CmpFPredicate.OLT, mathd.absf(v), inf), v, C.scalar_const(v.type, 0.0))
+
+
+def _log_sum_exp(x, axes):
+    """max + log(sum(exp(x - max))); an infinite or NaN max is replaced by 0 so that slices of
+    -inf give -inf, slices holding +inf give +inf and NaN propagates."""
+    shape = C.shape_of(x)
+    keep = _kept_shape(shape, axes)
+    t, kt = C.tensor_type(shape, _f32()), C.tensor_type(keep, _f32())
+    m = C.reshape(_extreme(x, axes, "float32", True), keep)
+    m = C.elementwise(keep, _f32(), [m], _finite_or_zero)
+    s = _tosa_reduce(tosa.exp(t, tosa.sub(t, x, m)), axes, tosa.reduce_sum)
+    return tosa.add(kt, tosa.log(kt, s), m)
+
+
+def _float_reduce(kind, x, axes):
+    """A float32 reduction other than max/min; the result keeps the reduced dims as size 1."""
+    shape = C.shape_of(x)
+    keep = _kept_shape(shape, axes)
+    t, kt = C.tensor_type(shape, _f32()), C.tensor_type(keep, _f32())
+    if kind == "product":
+        return _tosa_reduce(x, axes, tosa.reduce_product)
+    if kind == "log_sum_exp":
+        return _log_sum_exp(x, axes)
+    if kind == "l1":
+        x = tosa.abs(t, x)
+    elif kind in ("l2", "sum_square"):
+        x = C.mul(x, x, t)
+    s = _tosa_reduce(x, axes, tosa.reduce_sum)
+    if kind == "mean":
+        count = int(np.prod([shape[a] for a in axes]))
+        return C.mul(s, C.const(np.full([1] * len(shape), 1.0 / count), "float32"), kt)
+    if kind == "l2":
+        return C.elementwise(keep, _f32(), [s], mathd.sqrt)
+    if kind == "log_sum":
+        return tosa.log(kt, s)
+    return s
+
+
+# ---------------------------------------------------------------- rules
+
+
+def _each_value(kind, x, dtype):
+    """The reduction function of a single value (`axes` present and empty, or a scalar)."""
+    t = x.type
+    if _is_float(dtype):
+        if kind in ("l1", "l2"):
+            return tosa.abs(t, x)
+        if kind == "sum_square":
+            return C.mul(x, x, t)
+        if kind == "log_sum":
+            return tosa.log(t, x)
+        return x
+    shape, el = C.shape_of(x), C.element_of(x)
+    if kind in ("l1", "l2"):
+        return C.elementwise(shape, el, [x], _int_abs(dtype))
+    if kind == "sum_square":
+        return C.elementwise(shape, el, [x], lambda v: arith.muli(v, v))
+    return x
+
+
+def _widened(x, dtype, fn):
+    """fn(x) computed in float32 when `dtype` is float16."""
+    if dtype != "float16":
+        return fn(x)
+    y = fn(tosa.cast(C.tensor_type(C.shape_of(x), _f32()), x))
+    return tosa.cast(C.tensor_type(C.shape_of(y), ir.F16Type.get()), y)
 
 
 @lower(*("reduce_" + k for k in ("sum", "mean", "max", "min", "product", "l1", "l2", "log_sum", "log_sum_exp",
                                  "sum_square")))
 def lower_reduce(n):
     x = n.inputs[0]
-    spec = n.in_specs[0]
-    dtype = spec.dtype
+    dtype = n.in_specs[0].dtype
     kind = n.name[len("reduce_"):]
-    out_shape, axes = reduced_shape(spec.shape, n.attrs["axes"], n.attrs["keep_dimensions"])
-    wide = dtype == "float16"
-    if wide:
-        x = C.elementwise(spec.shape, ir.F32Type.get(), [x], lambda v: arith.extf(ir.F32Type.get(), v))
-    el = C.element_of(x)
-    o = _ops(dtype)
-    if not axes:  # "present and empty": the element function alone
-        fns = {"l1": o["abs"], "l2": o["abs"], "log_sum": mathd.log, "sum_square": lambda v: o["mul"](v, v)}
-        y = _elementwise(n, x, fns[kind]) if kind in fns else x
-    elif kind == "log_sum_exp":
-        m = reduce_generic(x, axes, el, -np.inf, arith.maximumf)
-        m_keep = C.reshape(m, [1 if i in axes else d for i, d in enumerate(spec.shape)])
-        shifted = C.elementwise(spec.shape, el, [x, m_keep], arith.subf)
-        s = reduce_generic(shifted, axes, el, 0.0, arith.addf, mathd.exp)
-        y = C.elementwise(C.shape_of(s), el, [s, m], lambda a, b: arith.addf(mathd.log(a), b))
+    out_shape, axes = reduced_shape(n.in_specs[0].shape, n.attrs["axes"], n.attrs["keep_dimensions"])
+    if not axes:
+        y = _each_value(kind, x, dtype)
+    elif kind in ("max", "min"):
+        y = _extreme(x, axes, dtype, kind == "max")
+    elif _is_float(dtype):
+        y = _widened(x, dtype, lambda v: _float_reduce(kind, v, axes))
     else:
-        lo, hi = _extremes(dtype, el)
-        table = {
-            "sum": (0, o["add"], None), "mean": (0.0, o["add"], None), "max": (lo, o["max"], None),
-            "min": (hi, o["min"], None), "product": (1, o["mul"], None), "l1": (0, o["add"], o["abs"]),
-            "l2": (0.0, o["add"], lambda v: o["mul"](v, v)), "log_sum": (0.0, o["add"], None),
-            "sum_square": (0, o["add"], lambda v: o["mul"](v, v)),
-        }
-        init, combine, pre = table[kind]
-        if _is_float(dtype):
-            init = float(init)
-        y = reduce_generic(x, axes, el, init, combine, pre)
-        count = int(np.prod([spec.shape[a] for a in axes]))
-        post = {"mean": lambda v: arith.divf(v, C.scalar_const(v.type, float(count))),
-                "l2": mathd.sqrt, "log_sum": mathd.log}.get(kind)
-        if post is not None:
-            y = _elementwise(n, y, post)
-    if wide:
-        y = C.elementwise(C.shape_of(y), ir.F16Type.get(), [y], lambda v: arith.truncf(ir.F16Type.get(), v))
+        y = _int_reduce(kind, x, axes, dtype)
     return C.reshape(y, out_shape)
+
+
+def _arg_generic(x, axis, dtype, greater, index_el):
+    """(value, index) linalg reduction along `axis`: a strictly better value (or the first NaN)
+    replaces the running one, so ties keep the first index."""
+    shape = C.shape_of(x)
+    rank = len(shape)
+    el = C.element_of(x)
+    kept = [i for i in range(rank) if i != axis]
+    red_shape = [shape[i] for i in kept]
+    lo, hi = _extremes(dtype)
+    best = linalg.fill(C.scalar_const(el, lo if greater else hi), outs=[tensor.empty(red_shape, el)])
+    index = linalg.fill(C.scalar_const(index_el, 0), outs=[tensor.empty(red_shape, index_el)])
+    out_map = ir.AffineMap.get(rank, 0, [ir.AffineDimExpr.get(i) for i in kept])
+    maps = [ir.AffineMap.get_identity(rank), out_map, out_map]
+    iters = [ir.Attribute.parse(C.REDUCTION if i == axis else C.PARALLEL) for i in range(rank)]
+    op = linalg.GenericOp([C.tensor_type(red_shape, el), C.tensor_type(red_shape, index_el)], [x], [best, index],
+                          ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps]), ir.ArrayAttr.get(iters))
+    block = op.regions[0].blocks.append(el, el, index_el)
+    with ir.InsertionPoint(block):
+        v, b, bi = block.arguments
+        i = arith.index_cast(index_el, linalg_ops.IndexOp(axis).result)
+        if _is_float(dtype):
+            # unordered-greater is true for a NaN v; a NaN b (already found) is never replaced
+            pred = arith.CmpFPredicate.UGT if greater else arith.CmpFPredicate.ULT
+            take = arith.andi(arith.cmpf(pred, v, b), arith.cmpf(arith.CmpFPredicate.ORD, b, b))
+        else:
+            u = dtype in dtypes.UNSIGNED
+            pred = ("ugt" if u else "sgt") if greater else ("ult" if u else "slt")
+            take = arith.cmpi(getattr(arith.CmpIPredicate, pred), v, b)
+        linalg.YieldOp([arith.select(take, v, b), arith.select(take, i, bi)])
+    return op.results[1]
 
 
 def _arg(n, greater):
@@ -111,37 +244,16 @@ def _arg(n, greater):
     spec = n.in_specs[0]
     axis = n.attrs["axis"]
     out_shape, _ = reduced_shape(spec.shape, [axis], n.attrs["keep_dimensions"])
-    rank = spec.rank
-    kept = [i for i in range(rank) if i != axis]
-    red_shape = [spec.shape[i] for i in kept]
-    el = C.element_of(x)
-    i64 = ir.IntegerType.get_signless(64)
-    lo, hi = _extremes(spec.dtype, el)
-    start = lo if greater else hi
-    best = linalg.fill(C.scalar_const(el, start), outs=[tensor.empty(red_shape, el)])
-    index = linalg.fill(C.scalar_const(i64, -1), outs=[tensor.empty(red_shape, i64)])
-    out_map = ir.AffineMap.get(rank, 0, [ir.AffineDimExpr.get(i) for i in kept])
-    maps = [ir.AffineMap.get_identity(rank), out_map, out_map]
-    iters = [ir.Attribute.parse(C.REDUCTION if i == axis else C.PARALLEL) for i in range(rank)]
-    op = linalg.GenericOp([C.tensor_type(red_shape, el), C.tensor_type(red_shape, i64)], [x], [best, index],
-                          ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps]), ir.ArrayAttr.get(iters))
-    block = op.regions[0].blocks.append(el, el, i64)
-    with ir.InsertionPoint(block):
-        v, b, bi = block.arguments
-        i = arith.index_cast(i64, linalg_ops.IndexOp(axis).result)
-        if _is_float(spec.dtype):
-            better = arith.cmpf(arith.CmpFPredicate.OGT if greater else arith.CmpFPredicate.OLT, v, b)
-        else:
-            u = spec.dtype in dtypes.UNSIGNED
-            pred = ("ugt" if u else "sgt") if greater else ("ult" if u else "slt")
-            better = arith.cmpi(getattr(arith.CmpIPredicate, pred), v, b)
-        first = arith.cmpi(arith.CmpIPredicate.eq, bi, C.scalar_const(i64, -1))
-        take = arith.ori(better, first)  # first index wins ties
-        linalg.YieldOp([arith.select(take, v, b), arith.select(take, i, bi)])
-    idx = op.results[1]
-    if n.out.dtype == "int32":
-        idx = C.elementwise(red_shape, ir.IntegerType.get_signless(32), [idx],
-                            lambda v: arith.trunci(ir.IntegerType.get_signless(32), v))
+    red_shape = [d for i, d in enumerate(spec.shape) if i != axis]
+    index_el = C.storage(n.out).element_type
+    i32 = ir.IntegerType.get_signless(32)
+    if greater and spec.dtype in _TOSA_ARGMAX and spec.shape[axis] < 2**31:
+        # tosa.argmax: first index on ties, first NaN (nan_mode PROPAGATE, the default)
+        idx = tosa.argmax(C.tensor_type(red_shape, i32), x, axis)
+        if n.out.dtype == "int64":
+            idx = C.elementwise(red_shape, index_el, [idx], lambda v: arith.extsi(index_el, v))
+    else:
+        idx = _arg_generic(x, axis, spec.dtype, greater, index_el)
     return C.reshape(idx, out_shape)
 
 

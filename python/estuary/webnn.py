@@ -9,361 +9,441 @@
     graph = b.build({"y": y})
     outs = ctx.compute(graph, {"x": arr})                          # {"y": ndarray}
 
-Every MLGraphBuilder operation comes from the importer's registry (one registration per op), so
-the builder validates exactly like the JSON importer. A built MLGraph *is* the JSON document
-(a dict), so `estuary.compile(graph)` and `graph.to_json()` work on it.
+Every operation of the importer's registry (`registry.OPS`) is an MLGraphBuilder method that runs
+the very mapping the JSON importer runs, so both validate alike. Calls are synchronous (the JS
+promises resolve in place). The spec's TypeError and InvalidStateError are `TypeError_` and
+`InvalidStateError` (EstuaryErrors); invalid operands or options of an operation raise the
+importer's VerificationError. A built MLGraph *is* its WebNN JSON document (a dict), so
+`estuary.compile(graph)` and `graph.to_json()` work on it.
 """
-import itertools
+import copy
 import json
 import os
 
 import numpy as np
 
 from estuary import dtypes
+from estuary.dialects.core import TensorSpec
+from estuary.dialects.graph import Graph, spec_of
 from estuary.errors import EstuaryError
+from estuary.importers.webnn import MAX_ELEMENTS, OPS, load_graph
+from estuary.importers.webnn.registry import OpContext, options_of
 
 
 class TypeError_(EstuaryError):
-    """The JS API's TypeError: invalid arguments."""
+    """The JS API's TypeError: an invalid argument (descriptor, operand of another builder, ...)."""
 
 
 class InvalidStateError(EstuaryError):
-    """The JS API's InvalidStateError: the builder was already used to build a graph."""
+    """The JS API's InvalidStateError: the builder has already built its graph."""
+
+
+def _check(cond, message, error=TypeError_):
+    if not cond:
+        raise error(message)
 
 
 def _descriptor(desc):
-    if not isinstance(desc, dict) or "dataType" not in desc or "shape" not in desc:
-        raise TypeError_(f"an MLOperandDescriptor needs 'dataType' and 'shape', got {desc!r}")
-    if desc["dataType"] not in dtypes.NUMPY:
-        raise TypeError_(f"unsupported dataType {desc['dataType']!r}; one of {list(dtypes.NUMPY)}")
-    shape = list(desc["shape"])
-    if not all(isinstance(d, (int, np.integer)) and d > 0 for d in shape):
-        raise TypeError_(f"shape {shape} must be a list of positive integers")
+    """A validated MLOperandDescriptor (the spec's "check dimensions")."""
+    _check(isinstance(desc, dict) and "dataType" in desc and "shape" in desc,
+           f"an MLOperandDescriptor needs 'dataType' and 'shape', got {desc!r}")
+    _check(desc["dataType"] in dtypes.NUMPY, f"unsupported dataType {desc['dataType']!r}; one of {list(dtypes.ALL)}")
+    shape = desc["shape"]
+    dims_ok = isinstance(shape, (list, tuple, np.ndarray)) and all(
+        isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d > 0 for d in shape)
+    _check(dims_ok, f"shape {shape!r} must be a list of positive integers")
+    _check(int(np.prod(shape, dtype=object)) <= MAX_ELEMENTS, f"shape {list(shape)} is too large")
     return {"dataType": desc["dataType"], "shape": [int(d) for d in shape]}
 
 
-class MLOperand:
-    """An operand of one builder's graph: `.dataType`, `.shape`."""
+def _cast_number(x, data_type):
+    """The spec's "cast a number" (§8.2): floats round to nearest (overflow to infinity); integers
+    clamp to the type's range, then round half to even, NaN giving 0 (uint32 clamps unsigned: the
+    spec's "signed" there is a typo)."""
+    x = float(x) if isinstance(x, (float, np.floating)) else int(x)
+    if data_type in dtypes.FLOATS:
+        with np.errstate(over="ignore"):
+            return np.array(x, dtype=dtypes.to_numpy(data_type))
+    info = np.iinfo(dtypes.to_numpy(data_type))
+    return np.array(0 if x != x else round(min(max(x, int(info.min)), int(info.max))), dtype=info.dtype)
 
-    def __init__(self, builder, name, value):
-        self._builder = builder
-        self._name = name
-        self._value = value
-        spec = builder._graph_spec(value)
+
+def _jsonable(v):
+    if isinstance(v, (np.ndarray, np.generic)):
+        return v.reshape(-1).tolist() if v.ndim else v.item()  # flat lists, as in the JSON layout
+    raise TypeError(f"{type(v).__name__} is not a number, string or list")
+
+
+def _plain(value, what):
+    """A non-operand argument exactly as the JSON loader sees it (lists, numbers, strings)."""
+    try:
+        return json.loads(json.dumps(value, default=_jsonable))
+    except TypeError as e:
+        raise TypeError_(f"{what}: {e}") from None
+
+
+class MLOperand:
+    """An operand of one builder's graph: read-only `.dataType` and `.shape`."""
+
+    def __init__(self, builder, value, producer=None, data=None):
+        self._builder, self._value, self._producer, self._data = builder, value, producer, data
+        spec = spec_of(value)
         self._desc = {"dataType": spec.dtype, "shape": list(spec.shape)}
 
-    @property
-    def dataType(self):  # noqa: N802 (WebNN spelling)
-        return self._desc["dataType"]
-
-    @property
-    def shape(self):
-        return list(self._desc["shape"])
+    dataType = property(lambda self: self._desc["dataType"])  # noqa: N815 (WebNN spelling)
+    shape = property(lambda self: list(self._desc["shape"]))
 
     def __repr__(self):
-        return f"MLOperand({self._name!r}, {self.dataType}{self.shape})"
+        return f"MLOperand({self.dataType}, {self.shape})"
 
 
 class MLGraph(dict):
-    """A built graph: the WebNN JSON document, plus its input/output descriptors."""
+    """A built graph: the WebNN JSON document (this dict), bound to its context. Holds the `nn`
+    module until the first compute() compiles it; the compiled model is cached."""
+
+    def __init__(self, doc, context, outputs, nn):
+        super().__init__(doc)
+        self._context, self._outputs, self._nn, self._model = context, outputs, nn, None
 
     @property
     def inputDescriptors(self):  # noqa: N802
-        return {n: e["descriptor"] for n, e in self["inputs"].items() if not e.get("constant")}
+        return {n: dict(e["descriptor"]) for n, e in self["inputs"].items() if not e.get("constant")}
+
+    @property
+    def outputDescriptors(self):  # noqa: N802
+        return copy.deepcopy(self._outputs)
+
+    def __repr__(self):
+        return f"MLGraph(inputs={self.inputDescriptors}, outputs={self._outputs})"
 
     def to_json(self, path=None, weights_file=None):
-        """The JSON text; with `path`, write it there (constants to `weights_file` beside it if given)."""
-        doc = json.loads(json.dumps(self, default=_jsonable))
-        if path is not None and weights_file is not None:
+        """The JSON text, constants inline as lists; with `path`, also written there. With
+        `weights_file` (a file name, written beside `path`) constants become {"file", "byteOffset"}
+        references into that little-endian side file."""
+        doc = {**self, "inputs": {n: dict(e) for n, e in self["inputs"].items()}}
+        if weights_file is not None:
+            _check(path is not None, "to_json(weights_file=...) needs the JSON path too")
             blob = bytearray()
-            for name, entry in doc["inputs"].items():
+            for entry in doc["inputs"].values():
                 if entry.get("constant"):
-                    arr = np.asarray(self["inputs"][name]["data"], dtype=dtypes.to_numpy(entry["descriptor"]["dataType"]))
-                    entry["data"] = {"file": os.path.basename(weights_file), "byteOffset": len(blob)}
-                    blob += arr.astype(arr.dtype.newbyteorder("<")).tobytes()
+                    blob += bytes(-len(blob) % 8)  # 8-byte aligned tensors
+                    array, entry["data"] = entry["data"], {"file": os.path.basename(weights_file), "byteOffset": len(blob)}
+                    blob += array.astype(array.dtype.newbyteorder("<")).tobytes()
             with open(os.path.join(os.path.dirname(os.path.abspath(path)), os.path.basename(weights_file)), "wb") as f:
-                f.write(bytes(blob))
-        text = json.dumps(doc)
+                f.write(blob)
+        text = json.dumps(doc, default=_jsonable)
         if path is not None:
             with open(path, "w", encoding="utf-8") as f:
                 f.write(text)
         return text
 
-
-def _jsonable(v):
-    if isinstance(v, np.ndarray):
-        return v.reshape(-1).tolist()
-    if isinstance(v, np.generic):
-        return v.item()
-    raise TypeError(f"not JSON serializable: {type(v).__name__}")
+    def _feeds(self, inputs):
+        """`inputs` checked like the spec's "validate buffer with descriptor" (same data type, same
+        element count) and shaped as the descriptors say."""
+        _check(isinstance(inputs, dict), f"compute() inputs must be a dict name -> array, got {type(inputs).__name__}")
+        want = self.inputDescriptors
+        missing, unknown = [n for n in want if n not in inputs], sorted(set(inputs) - set(want))
+        _check(not missing and not unknown, f"compute() inputs do not match the graph: missing {missing}, "
+               f"unexpected {unknown}; the graph takes {list(want)}")
+        feeds = {}
+        for name, desc in want.items():
+            arr = np.asarray(inputs[name])
+            _check(arr.dtype == dtypes.to_numpy(desc["dataType"]),
+                   f"input {name!r} has dtype {arr.dtype}, the graph expects {desc['dataType']}")
+            _check(arr.size == int(np.prod(desc["shape"])), f"input {name!r} has {arr.size} elements "
+                   f"(shape {list(arr.shape)}), the graph expects shape {desc['shape']}")
+            feeds[name] = arr.reshape(desc["shape"])
+        return feeds
 
 
 class MLContext:
-    """A device: "cpu" (llvm-cpu, local-task) or "gpu" (vulkan-spirv on Vulkan)."""
+    """A device: "cpu" (llvm-cpu on local-task) or "gpu" (vulkan-spirv on Vulkan)."""
 
     def __init__(self, options=None):
-        options = options or {}
+        options = {} if options is None else options
+        _check(isinstance(options, dict), f"createContext() options must be a dict, got {type(options).__name__}")
         self.deviceType = options.get("deviceType", "cpu")  # noqa: N815
-        if self.deviceType not in ("cpu", "gpu"):
-            raise TypeError_(f"deviceType must be 'cpu' or 'gpu', got {self.deviceType!r}")
+        self.powerPreference = options.get("powerPreference", "default")  # noqa: N815
+        _check(self.deviceType in ("cpu", "gpu"), f"deviceType must be 'cpu' or 'gpu', got {self.deviceType!r}")
+        _check(self.powerPreference in ("default", "high-performance", "low-power"),
+               f"unknown powerPreference {self.powerPreference!r}")
+        self.target, self.device = ("vulkan-spirv", "vulkan") if self.deviceType == "gpu" else ("llvm-cpu", None)
 
-    @property
-    def target(self):
-        return "vulkan-spirv" if self.deviceType == "gpu" else "llvm-cpu"
-
-    @property
-    def device(self):
-        return "vulkan" if self.deviceType == "gpu" else None
-
-    def compute(self, graph, inputs, outputs=None):
-        """Run `graph` on `inputs` ({name: ndarray}); returns {output name: ndarray}."""
+    def compute(self, graph, inputs):
+        """Run `graph` on `inputs` ({name: array}); returns {output name: ndarray}."""
         import estuary
 
-        if not isinstance(graph, MLGraph):
-            raise TypeError_("compute() takes an MLGraph built by an MLGraphBuilder")
-        model = graph.__dict__.get("_model")
-        if model is None or graph.__dict__.get("_model_device") != self.deviceType:
-            model = estuary.load(estuary.compile(graph, target=self.target, format="webnn"), device=self.device)
-            graph.__dict__.update(_model=model, _model_device=self.deviceType)
-        return model.run({k: np.asarray(v) for k, v in inputs.items()})
+        _check(isinstance(graph, MLGraph) and graph._context is self,
+               "compute() needs an MLGraph built by an MLGraphBuilder of this MLContext")
+        feeds = graph._feeds(inputs)
+        if graph._model is None:
+            nn, graph._nn = graph._nn, None  # compiling lowers the module in place: it serves once
+            art = estuary.compile(nn if nn is not None else dict(graph), target=self.target)
+            graph._model = estuary.load(art, device=self.device)
+        return graph._model.run(feeds)
 
     def opSupportLimits(self):  # noqa: N802
-        """MLOpSupportLimits: data types accepted per operation and operand (probed from the type rules)."""
-        return dict(_support_limits())
+        """MLOpSupportLimits: per operation, the data types of each operand and of the output(s)."""
+        return _support_limits()
 
 
 class ML:
+    """`navigator.ml`."""
+
     def createContext(self, options=None):  # noqa: N802
         return MLContext(options)
 
 
-_counter = itertools.count()
+class _Operator:
+    """One recorded builder call: method name, arguments as given (MLOperands inside), results."""
+
+    def __init__(self, index, name, args, multi):
+        self.index, self.name, self.args, self.multi, self.results = index, name, args, multi, []
+
+
+def _operands_in(v):
+    if isinstance(v, MLOperand):
+        return [v]
+    items = v.values() if isinstance(v, dict) else v if isinstance(v, (list, tuple)) else []
+    return [o for x in items for o in _operands_in(x)]
+
+
+def _refs(v, names):
+    """An argument with its MLOperands replaced by their names (the JSON form)."""
+    if isinstance(v, MLOperand):
+        return names[v]
+    if isinstance(v, (list, dict)):
+        return {k: _refs(x, names) for k, x in v.items()} if isinstance(v, dict) else [_refs(x, names) for x in v]
+    return v
 
 
 class MLGraphBuilder:
-    """Builds a graph operation by operation; `build(outputs)` seals it."""
+    """Builds a graph call by call; `build(outputs)` seals it. Every operation of `registry.OPS` is
+    a method taking the spec's parameters: `b.conv2d(input, filter, {"bias": operand, ...})`."""
 
     def __init__(self, context):
-        from estuary.dialects.graph import Graph
-
-        if not isinstance(context, MLContext):
-            raise TypeError_("MLGraphBuilder needs an MLContext")
-        self.context = context
-        self._graph = Graph("<webnn builder>", "webnn")
-        self._doc = {"inputs": {}, "operators": []}
+        _check(isinstance(context, MLContext), "MLGraphBuilder needs an MLContext (ML().createContext())")
+        self._context = context
+        self._graph = Graph("<MLGraphBuilder>", "webnn")  # scratch module: types and validation
+        self._inputs, self._constants, self._operators = {}, [], []
         self._built = False
-        self._names = set()
-
-    # ------------------------------------------------------------ helpers
-
-    def _graph_spec(self, value):
-        from estuary.dialects.graph import spec_of
-
-        return spec_of(value)
 
     def _check_state(self):
-        if self._built:
-            raise InvalidStateError("this MLGraphBuilder has already built a graph")
+        _check(not self._built, "this MLGraphBuilder has already built its graph", InvalidStateError)
 
-    def _fresh(self, prefix):
-        while True:
-            name = f"{prefix}{next(_counter)}"
-            if name not in self._names:
-                self._names.add(name)
-                return name
-
-    def _operand(self, v, what):
-        if not isinstance(v, MLOperand):
-            raise TypeError_(f"{what} must be an MLOperand, got {type(v).__name__}")
-        if v._builder is not self:
-            raise TypeError_(f"{what} belongs to another MLGraphBuilder")
+    def _own(self, v, what):
+        _check(isinstance(v, MLOperand), f"{what} must be an MLOperand, got {type(v).__name__}")
+        _check(v._builder is self, f"{what} is an MLOperand of another MLGraphBuilder")
         return v
-
-    # ------------------------------------------------------------ inputs and constants
 
     def input(self, name, descriptor):
         self._check_state()
+        _check(isinstance(name, str) and name, f"input name must be a non-empty string, got {name!r}")
+        _check(name not in self._inputs, f"the graph already has an input named {name!r}")
         desc = _descriptor(descriptor)
-        if not isinstance(name, str) or not name or name in self._names:
-            raise TypeError_(f"input name {name!r} must be a new non-empty string")
-        self._names.add(name)
-        from estuary.dialects.core import TensorSpec
+        self._inputs[name] = MLOperand(self, self._graph.input(name, TensorSpec(desc["shape"], desc["dataType"])))
+        return self._inputs[name]
 
-        value = self._graph.input(name, TensorSpec(desc["shape"], desc["dataType"]))
-        self._doc["inputs"][name] = {"descriptor": desc}
-        return MLOperand(self, name, value)
-
-    def constant(self, descriptor_or_type, value):
-        """constant(descriptor, buffer) or constant(dataType, number) (a scalar)."""
-        from estuary.dialects.core import TensorSpec
-
+    def constant(self, descriptor, value):
+        """constant(descriptor, data): an ndarray of the descriptor's type, a list of numbers or a
+        bytes-like buffer of the descriptor's byte length. constant(dataType, number): a scalar."""
         self._check_state()
-        if isinstance(descriptor_or_type, str):
-            desc = _descriptor({"dataType": descriptor_or_type, "shape": []})
+        if isinstance(descriptor, str):
+            desc = _descriptor({"dataType": descriptor, "shape": []})
+            array = _cast_number(value, desc["dataType"])
         else:
-            desc = _descriptor(descriptor_or_type)
-        np_type = dtypes.to_numpy(desc["dataType"])
-        if isinstance(value, (bytes, bytearray, memoryview)):
-            array = np.frombuffer(bytes(value), dtype=np_type)
-        else:
-            array = np.asarray(value)
-        if array.size != int(np.prod(desc["shape"], dtype=np.int64)):
-            raise TypeError_(f"constant data has {array.size} elements, the descriptor needs "
-                             f"{int(np.prod(desc['shape']))}")
-        array = array.astype(np_type).reshape(desc["shape"])
-        name = self._fresh("_constant")
-        v = self._graph.constant(array, TensorSpec(desc["shape"], desc["dataType"]), name=name)
-        self._doc["inputs"][name] = {"descriptor": desc, "data": array, "constant": True}
-        return MLOperand(self, name, v)
-
-    # ------------------------------------------------------------ operations
+            desc = _descriptor(descriptor)
+            array = _constant_data(desc, value)
+        v = self._graph.constant(array, TensorSpec(desc["shape"], desc["dataType"]), name="constant")
+        self._constants.append(MLOperand(self, v, data=array))
+        return self._constants[-1]
 
     def __getattr__(self, method):
-        from estuary.importers.webnn import OPS
-
         if method.startswith("_") or method not in OPS:
             raise AttributeError(f"MLGraphBuilder has no operation {method!r}")
-        spec = OPS[method]
 
-        def call(*args):
-            return self._call(spec, list(args))
+        def call(*args, **kwargs):
+            return self._call(OPS[method], args, kwargs)
 
-        call.__name__ = method
+        call.__name__, call.__doc__ = method, f"{method}({', '.join(OPS[method].params)})"
         return call
 
-    def _call(self, spec, args):
-        from estuary.importers.webnn.registry import OpContext, options_of
+    def __dir__(self):
+        return sorted(set(super().__dir__()) | set(OPS))
 
+    def _call(self, op, args, kwargs):
+        """Make the mapping call the JSON loader makes (GraphLoader._call) and record it."""
         self._check_state()
-        if len(args) > len(spec.params):
-            raise TypeError_(f"{spec.name}() takes at most {len(spec.params)} arguments ({', '.join(spec.params)})")
-        for p in spec.params[len(args):]:
-            if p == "options":
-                args.append({})
-            elif p in spec.defaults:
-                args.append(spec.defaults[p])
-            else:
-                raise TypeError_(f"{spec.name}() is missing argument {p!r}")
-        label = self._fresh(f"_{spec.name}")
-        c = OpContext(self._graph, spec.name, label)
+        _check(len(args) <= len(op.params), f"{op.name}() takes at most {len(op.params)} arguments "
+               f"({', '.join(op.params)}), got {len(args)}")
+        given = dict(zip(op.params, args))
+        for k, v in kwargs.items():
+            _check(k in op.params and k not in given, f"{op.name}() got an unexpected or repeated argument {k!r}")
+            given[k] = v
+        index, options = len(self._operators), given.get("options")
+        label = (isinstance(options, dict) and options.get("label")) or f"{op.name}_{index}"
+        c = OpContext(self._graph, op.name, label)
         values, recorded = [], []
-        for p, a in zip(spec.params, args):
-            if p in spec.operands:
-                if isinstance(a, (list, tuple)):
-                    ops = [self._operand(x, p) for x in a]
-                    values.append([o._value for o in ops])
-                    recorded.append({p: [o._name for o in ops]})
-                else:
-                    o = self._operand(a, p)
-                    values.append(o._value)
-                    recorded.append({p: o._name})
+        for p in op.params:
+            _check(p in given or p in op.defaults or p == "options", f"{op.name}() is missing argument {p!r} "
+                   f"({', '.join(op.params)})")
+            v = given[p] if p in given else op.defaults.get(p, {})
+            what = f"{op.name}() argument {p!r}"
+            if p in op.operands:
+                v = [self._own(x, what) for x in v] if isinstance(v, (list, tuple)) else self._own(v, what)
+                value = [x._value for x in v] if isinstance(v, list) else v._value
             elif p == "options":
-                opts = dict(options_of(c, spec, a))
-                rec = dict(opts)
-                for k in spec.option_operands:
-                    if opts.get(k) is not None:
-                        o = self._operand(opts[k], f"options.{k}")
-                        opts[k], rec[k] = o._value, o._name
-                values.append(opts)
-                if rec:
-                    recorded.append({"options": rec})
+                v = {k: self._own(x, f"{op.name}() option {k!r}") if k in op.option_operands and x is not None
+                     else _plain(x, f"{op.name}() option {k!r}") for k, x in options_of(c, op, v).items()}
+                value = {k: x._value if isinstance(x, MLOperand) else x for k, x in v.items()}
             else:
-                values.append(a)
-                recorded.append({p: a})
-        result = spec.fn(c, *values)
-        results = result if isinstance(result, list) else [result]
-        names = [self._fresh("_t") for _ in results]
-        self._doc["operators"].append({"name": spec.name, "arguments": recorded,
-                                       "outputs": names if isinstance(result, list) else names[0]})
-        operands = [MLOperand(self, n, v) for n, v in zip(names, results)]
-        return operands if isinstance(result, list) else operands[0]
-
-    # ------------------------------------------------------------ build
+                v = value = _plain(v, what)
+            values.append(value)
+            if p in given:
+                recorded.append((p, v))
+        result = op.fn(c, *values)
+        record = _Operator(index, op.name, recorded, isinstance(result, list))
+        record.results = [MLOperand(self, r, record) for r in (result if record.multi else [result])]
+        self._operators.append(record)
+        return list(record.results) if record.multi else record.results[0]
 
     def build(self, outputs):
+        """Seal the graph: the named outputs and the operators, inputs and constants they need."""
         self._check_state()
-        if not isinstance(outputs, dict) or not outputs:
-            raise TypeError_("build() needs a non-empty {name: MLOperand} record")
-        doc = {"inputs": dict(self._doc["inputs"]), "operators": [], "outputs": []}
-        renames = {}
+        _check(isinstance(outputs, dict) and outputs, "build() needs a non-empty dict {name: MLOperand}")
         for name, operand in outputs.items():
-            if not isinstance(name, str) or not name:
-                raise TypeError_("output names must be non-empty strings")
-            self._operand(operand, f"output {name!r}")
-            if operand._name in self._doc["inputs"]:
-                raise TypeError_(f"output {name!r} is a graph input or constant (use identity)")
-            if name in self._doc["inputs"]:
-                raise TypeError_(f"output name {name!r} is already the name of an input")
-            renames[operand._name] = name
-        if len(set(renames.values())) != len(outputs):
-            raise TypeError_("each output must be a distinct operand")
-        for entry in self._doc["operators"]:
-            entry = dict(entry)
-            outs = entry["outputs"]
-            entry["outputs"] = [renames.get(o, o) for o in outs] if isinstance(outs, list) else renames.get(outs, outs)
-            entry["arguments"] = _rename_args(entry["arguments"], renames)
-            doc["operators"].append(entry)
-        doc["outputs"] = list(outputs)
+            _check(isinstance(name, str) and name, f"output names must be non-empty strings, got {name!r}")
+            self._own(operand, f"output {name!r}")
+            _check(operand._producer is not None, f"output {name!r} is a graph input or constant; outputs "
+                   "must be operation results (use identity())")
+        used, stack = set(), list(outputs.values())
+        while stack:  # walk back from the outputs, as the spec's build steps do
+            o = stack.pop()
+            if o not in used:
+                used.add(o)
+                stack += _operands_in(o._producer.args) if o._producer else []
+        inputs = {n: o for n, o in self._inputs.items() if o in used}
+        clash = sorted(set(outputs) & set(inputs))
+        _check(not clash, f"output name(s) {clash} are also input names; the WebNN JSON form has one name space")
+        names, taken = {o: n for n, o in inputs.items()}, set(outputs) | set(inputs)
+
+        def fresh(base):  # internal names: stable (creation index), never a user's name
+            while base in taken:
+                base += "_"
+            taken.add(base)
+            return base
+
+        for name, o in outputs.items():
+            names.setdefault(o, name)
+        doc = {"inputs": {n: {"descriptor": dict(o._desc)} for n, o in inputs.items()}, "operators": [],
+               "outputs": list(outputs)}
+        for i, o in enumerate(self._constants):
+            if o in used:
+                names[o] = fresh(f"constant_{i}")
+                doc["inputs"][names[o]] = {"descriptor": dict(o._desc), "data": o._data, "constant": True}
+        for rec in self._operators:
+            if any(r in used for r in rec.results):
+                for k, r in enumerate(rec.results):
+                    if r not in names:
+                        names[r] = fresh(f"{rec.name}_{rec.index}" + (f"_{k}" if rec.multi else ""))
+                outs = [names[r] for r in rec.results]
+                doc["operators"].append({"name": rec.name, "arguments": [{p: _refs(v, names)} for p, v in rec.args],
+                                         "outputs": outs if rec.multi else outs[0]})
+        for name, o in outputs.items():  # an operand named twice: the other names through identity
+            if names[o] != name:
+                doc["operators"].append({"name": "identity", "arguments": [{"input": names[o]}], "outputs": name})
+        graph = MLGraph(doc, self._context, {n: dict(o._desc) for n, o in outputs.items()}, load_graph(doc))
         self._built = True
-        return MLGraph(doc)
+        return graph
 
 
-def _rename_args(arguments, renames):
-    def walk(v):
-        if isinstance(v, str):
-            return renames.get(v, v)
-        if isinstance(v, list):
-            return [walk(x) for x in v]
-        if isinstance(v, dict):
-            return {k: walk(x) for k, x in v.items()}
-        return v
+def _constant_data(desc, value):
+    """Constant data as an array of the descriptor's type and shape (the spec's "validate buffer")."""
+    np_type, size = dtypes.to_numpy(desc["dataType"]), int(np.prod(desc["shape"]))
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        _check(len(bytes(value)) == size * np_type.itemsize,
+               f"constant buffer has {len(bytes(value))} bytes, the descriptor needs {size * np_type.itemsize}")
+        return np.frombuffer(bytes(value), dtype=np_type).reshape(desc["shape"])
+    raw = np.asarray(value)
+    _check(raw.dtype == np_type if isinstance(value, np.ndarray) else raw.dtype.kind in "biuf",
+           f"constant data of dtype {raw.dtype} does not match the descriptor's {desc['dataType']}")
+    array = raw.astype(np_type)  # a copy, as the spec takes one
+    _check(np_type.kind == "f" or np.array_equal(array, raw), f"constant data does not fit {desc['dataType']}")
+    _check(array.size == size, f"constant data has {array.size} elements, the descriptor needs {size}")
+    return array.reshape(desc["shape"])
 
-    return [walk(a) for a in arguments]
 
-
+# opSupportLimits runs every registered mapping on small operands in a scratch graph. Most ops
+# take operands of one shape (rank 2, or 4 for conv/pool); these need their own (hiddenSize 1).
+_PROBE_SHAPES = {
+    "batchNormalization": {"input": [2, 2, 2, 2], "mean": [2], "variance": [2]},
+    "gru": {"input": [1, 1, 2], "weight": [1, 3, 2], "recurrentWeight": [1, 3, 1]},
+    "lstm": {"input": [1, 1, 2], "weight": [1, 4, 2], "recurrentWeight": [1, 4, 1]},
+    "gruCell": {"input": [1, 2], "weight": [3, 2], "recurrentWeight": [3, 1], "hiddenState": [1, 1]},
+    "lstmCell": {"input": [1, 2], "weight": [4, 2], "recurrentWeight": [4, 1], "hiddenState": [1, 1], "cellState": [1, 1]},
+}
 _LIMITS = None
 
 
-# sample values for attributes without defaults, so every type rule can be probed on [2, 2] operands
-_PROBE_ATTRS = {"new_shape": [4], "axis": 1, "to": "float32", "starts": [0, 0], "sizes": [1, 1], "splits": [1, 1],
-                "beginning_padding": [0, 0], "ending_padding": [0, 0]}
+def _sample(param, shape):
+    """A valid value of a non-operand parameter, for operands of `shape`."""
+    zeros = [0] * len(shape)
+    return {"axis": 0, "newShape": shape, "starts": zeros, "sizes": shape, "splits": 1, "beginningPadding": zeros,
+            "endingPadding": zeros, "steps": 1, "hiddenSize": 1, "type": "float32"}[param]
 
 
-def _snake(name):
-    return "".join("_" + ch.lower() if ch.isupper() else ch for ch in name)
+def _probe(graph, op, shapes, types, extra):
+    """(output dtypes, multi-output?) of one mapping call with operands of `types`, or None."""
+    try:
+        args = []
+        for p in op.params:
+            if p in extra or p not in op.operands:
+                args.append(extra[p] if p in extra else {} if p == "options" else _sample(p, next(iter(shapes.values()))))
+            else:
+                v = graph.input(p, TensorSpec(shapes[p], types[p]))
+                args.append([v, v] if p == "inputs" else v)  # concat's inputs: the one list parameter
+        result = op.fn(OpContext(graph, op.name, "probe"), *args)
+    except Exception:  # any rejection means "not supported"
+        return None
+    return [spec_of(r).dtype for r in (result if isinstance(result, list) else [result])], isinstance(result, list)
+
+
+def _op_limits(graph, op):
+    """{operand: {"dataTypes"}, ..., "output(s)": ...} for one op (None if no probe fits). An
+    operand's types are those that work with all operands alike or with one operand changed (so
+    gather's indices and where's condition show up). Option operands (bias, scale, ...) take the
+    input's type in every WebNN op: they get the first operand's types."""
+    params = [p for p in op.params if p in op.operands]
+    variants = [{}]
+    if "type" in op.params:
+        variants = [{"type": t} for t in dtypes.ALL]
+    elif "outputDataType" in (op.options or ()):
+        variants = [{"options": {"outputDataType": t}} for t in dtypes.ALL]
+    everyone = [dict.fromkeys(params, t) for t in dtypes.ALL]
+    one_off = [{**d, q: s} for d in everyone for q in params for s in dtypes.ALL if len(params) > 1 and s != d[q]]
+    for shapes in [_PROBE_SHAPES[op.name]] if op.name in _PROBE_SHAPES else \
+            [dict.fromkeys(params, shape) for shape in ([2, 2], [2, 2, 2, 2])]:
+        accepted, outputs, multi = {p: set() for p in params}, set(), False
+        for types in everyone + one_off:
+            for found in filter(None, (_probe(graph, op, shapes, types, extra) for extra in variants)):
+                outputs.update(found[0])
+                multi = found[1]
+                for p in params:
+                    accepted[p].add(types[p])
+        if outputs:
+            listed = lambda ts: {"dataTypes": [t for t in dtypes.ALL if t in ts]}  # noqa: E731
+            limits = {p: listed(accepted[p]) for p in params}
+            limits.update({p: listed(accepted[params[0]]) for p in sorted(op.option_operands)})
+            limits["outputs" if multi else "output"] = listed(outputs)
+            return limits
+    return None
 
 
 def _support_limits():
-    """MLOpSupportLimits keyed by WebNN method: the data types each op's type rule accepts for
-    [2, 2] operands (cached). Ops that need other ranks (conv, pooling, recurrent) are listed with
-    the types their rule accepts at their own rank."""
+    """MLOpSupportLimits, computed once (about a second), returned as a fresh copy."""
     global _LIMITS
     if _LIMITS is None:
-        from estuary.dialects import core
-        from estuary.importers.webnn import OPS
-
-        limits = {"preferredInputLayout": "nchw", "input": {"dataTypes": list(dtypes.ALL)},
-                  "constant": {"dataTypes": list(dtypes.ALL)}, "output": {"dataTypes": list(dtypes.ALL)}}
-        for method in OPS:
-            opdef = core.get(_snake(method))
-            if opdef is None:
-                continue
-            results = {dt: _accepts(core, opdef, dt) for dt in dtypes.ALL}
-            ok = [dt for dt, out in results.items() if out]
-            if ok:
-                outs = [dt for dt in dtypes.ALL if any(dt in out for out in results.values() if out)]
-                limits[method] = {"input": {"dataTypes": ok}, "output": {"dataTypes": outs}}
-        _LIMITS = limits
-    return _LIMITS
-
-
-def _accepts(core, opdef, dt):
-    attrs = {k: _PROBE_ATTRS[k] for k, kind in opdef.attrs.items() if kind.default is core.REQUIRED and k in _PROBE_ATTRS}
-    for shape in ((2, 2), (1, 2, 4, 4)):
-        specs = [None if o.endswith("?") else [core.TensorSpec(shape, dt)] if o.endswith("*")
-                 else core.TensorSpec(shape, dt) for o in opdef.operands]
-        try:
-            return {r.dtype for r in opdef.infer_specs(specs, opdef.complete_attrs(attrs))}
-        except (core.VerifyError, TypeError, ValueError, IndexError):
-            continue
-    return None
+        graph, every = Graph("<opSupportLimits>", "webnn"), {"dataTypes": list(dtypes.ALL)}
+        _LIMITS = {"preferredInputLayout": "nchw", "input": every, "constant": every, "output": every}
+        _LIMITS.update({op.name: lim for op in OPS.values() if (lim := _op_limits(graph, op)) is not None})
+    return copy.deepcopy(_LIMITS)

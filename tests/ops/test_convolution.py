@@ -20,6 +20,7 @@ def conv_case(rng, cin=4, cout=6, size=(9, 8), k=(3, 3), padding=(0, 0, 0, 0), s
     x = rng.standard_normal((2, cin) + size).astype(np.float32)
     w = rng.standard_normal((cout, cin // groups) + k).astype(np.float32)
     b = rng.standard_normal(cout).astype(np.float32)
+    x, w, b = (a.astype(dtype).astype(np.float32) for a in (x, w, b))  # the oracle sees what we see
     xin = x.transpose(0, 2, 3, 1) if input_layout == "nhwc" else x
     feeds = {"x": xin.astype(dtype)}
     consts = {"w": w.transpose(FROM_OIHW[filter_layout]).astype(dtype)}
@@ -35,12 +36,13 @@ def conv_case(rng, cin=4, cout=6, size=(9, 8), k=(3, 3), padding=(0, 0, 0, 0), s
                    {"x": x}, [("y", np.float32, None)], initializers={"w": w, **({"b": b} if bias else {})})["y"]
     if input_layout == "nhwc":
         ref = ref.transpose(0, 2, 3, 1)
-    n = (cin // groups) * k[0] * k[1]
-    if dtype == np.float16:
-        assert got.dtype == np.float16
-        assert_accumulated(got.astype(np.float32), ref, n, ulp_per_term=4096)  # float16 inputs: ~1e-3 relative
-    else:
-        assert_accumulated(got, ref, n)
+    _compare(got, ref, dtype, (cin // groups) * k[0] * k[1])
+
+
+def _compare(got, ref_f32, dtype, n):
+    """float16 results against the float32 oracle (run on the same float16-rounded data), cast."""
+    assert got.dtype == dtype
+    assert_accumulated(got, ref_f32.astype(dtype), n)
 
 
 @pytest.mark.parametrize("kw", [
@@ -72,31 +74,33 @@ def test_conv2d_float16(rng):
 
 def transpose_case(rng, cin=4, cout=3, size=(5, 4), k=(3, 3), padding=(0, 0, 0, 0), strides=(1, 1),
                    dilations=(1, 1), output_padding=(0, 0), output_sizes=None, groups=1, bias=True,
-                   input_layout="nchw", filter_layout="iohw", target="llvm-cpu"):
-    x = rng.standard_normal((1, cin) + size).astype(np.float32)
-    w = rng.standard_normal((cin, cout // groups) + k).astype(np.float32)
-    b = rng.standard_normal(cout).astype(np.float32)
-    xin = x.transpose(0, 2, 3, 1) if input_layout == "nhwc" else x
-    consts = {"w": w.transpose(FROM_IOHW[filter_layout]).copy()}
+                   input_layout="nchw", filter_layout="iohw", dtype=np.float32, target="llvm-cpu"):
+    x = rng.standard_normal((2, cin) + size).astype(dtype).astype(np.float32)
+    w = rng.standard_normal((cin, cout // groups) + k).astype(dtype).astype(np.float32)
+    b = rng.standard_normal(cout).astype(dtype).astype(np.float32)
+    xin = (x.transpose(0, 2, 3, 1) if input_layout == "nhwc" else x).astype(dtype)
+    consts = {"w": w.transpose(FROM_IOHW[filter_layout]).astype(dtype)}
     options = dict(padding=list(padding), strides=list(strides), dilations=list(dilations), groups=groups,
                    outputPadding=list(output_padding), inputLayout=input_layout, filterLayout=filter_layout)
     if output_sizes:
         options["outputSizes"] = list(output_sizes)
     if bias:
-        consts["b"] = b
+        consts["b"] = b.astype(dtype)
         options["bias"] = "b"
     doc = graph({"x": xin}, [op("convTranspose2d", ("input", "x"), ("filter", "w"), **options)], ["y"], consts)
     got = run_graph(doc, {"x": xin}, target=target)["y"]
-    attrs = dict(pads=_onnx_pads(padding), strides=list(strides), dilations=list(dilations), group=groups)
     if output_sizes:
-        attrs["output_shape"] = list(output_sizes)
-    else:
-        attrs["output_padding"] = list(output_padding)
+        # WebNN keeps the given padding and grows the end, i.e. outputPadding = outputSizes - the size
+        # without it; ONNX output_shape would instead re-derive the pads, so give the oracle that padding
+        output_padding = [o - ((i - 1) * s + (kk - 1) * d + 1 - pb - pe) for o, i, s, kk, d, pb, pe in
+                          zip(output_sizes, size, strides, k, dilations, padding[0::2], padding[1::2])]
+    attrs = dict(pads=_onnx_pads(padding), strides=list(strides), dilations=list(dilations), group=groups,
+                 output_padding=list(output_padding))
     ref = run_onnx([helper.make_node("ConvTranspose", ["x", "w"] + (["b"] if bias else []), ["y"], **attrs)],
                    {"x": x}, [("y", np.float32, None)], initializers={"w": w, **({"b": b} if bias else {})})["y"]
     if input_layout == "nhwc":
         ref = ref.transpose(0, 2, 3, 1)
-    assert_accumulated(got, ref, (cin // groups) * k[0] * k[1])
+    _compare(got, ref, dtype, (cin // groups) * k[0] * k[1])
 
 
 @pytest.mark.parametrize("kw", [
@@ -104,8 +108,13 @@ def transpose_case(rng, cin=4, cout=3, size=(5, 4), k=(3, 3), padding=(0, 0, 0, 
     {"strides": (2, 2)},
     {"strides": (2, 3), "padding": (1, 0, 1, 2), "output_padding": (1, 2)},
     {"dilations": (2, 1), "padding": (1, 1, 0, 0)},
-    {"strides": (3, 2), "padding": (2, 2, 1, 1)},  # padding larger than the kernel extent minus one
+    {"strides": (3, 2), "padding": (2, 2, 1, 1)},
+    {"k": (2, 2), "strides": (3, 3), "padding": (2, 1, 3, 0)},  # padding beyond the kernel extent: crops
+    # spec-valid corner: the only output row lies past every scattered input row (bias only)
+    {"size": (1, 4), "k": (1, 3), "strides": (3, 1), "padding": (2, 0, 1, 1), "output_padding": (2, 0)},
     {"groups": 2, "cin": 4, "cout": 6, "strides": (2, 2)},
+    {"groups": 4, "cin": 4, "cout": 4, "strides": (2, 2), "padding": (1, 1, 1, 1)},  # depthwise
+    {"dilations": (2, 2), "strides": (2, 3), "padding": (1, 2, 0, 1), "output_sizes": (11, 13)},
     {"strides": (2, 2), "output_sizes": (12, 10)},
     {"bias": False, "k": (2, 4)},
 ])
@@ -116,6 +125,10 @@ def test_conv_transpose2d(kw, rng):
 @pytest.mark.parametrize("input_layout,filter_layout", [("nhwc", "hwoi"), ("nchw", "ohwi"), ("nhwc", "iohw")])
 def test_conv_transpose2d_layouts(input_layout, filter_layout, rng):
     transpose_case(rng, input_layout=input_layout, filter_layout=filter_layout, strides=(2, 2))
+
+
+def test_conv_transpose2d_float16(rng):
+    transpose_case(rng, dtype=np.float16, strides=(2, 2), padding=(1, 0, 0, 1), output_padding=(1, 0))
 
 
 @pytest.mark.vulkan

@@ -19,5 +19,8 @@ def instance_normalization(c, input, options):
 @webnn_op("layerNormalization", ["input", "options"], operands=["input"], options=["axes", "epsilon"],
           option_operands=["scale", "bias"])
 def layer_normalization(c, input, options):
+    axes = options.get("axes")
+    if axes is None:  # the spec's default: every dimension but the first (none for rank <= 1)
+        axes = list(range(1, c.spec(input).rank))
     return c.op("layer_normalization", [input, options.get("scale"), options.get("bias")],
-                axes=options.get("axes"), epsilon=options.get("epsilon"))
+                axes=axes, epsilon=options.get("epsilon"))

@@ -1,19 +1,29 @@
-"""WebNN mappings: averagePool2d, l2Pool2d, maxPool2d, resample2d."""
+"""WebNN mappings: averagePool2d, l2Pool2d, maxPool2d (§7.7.32), resample2d (§7.7.36).
+
+Defaults (global window, zero padding, unit strides and dilations, "nchw", "floor") are the nn
+attributes' defaults; every validation step lives in the nn type rules.
+"""
 from estuary.importers.webnn.registry import webnn_op
 
 _OPTIONS = {"windowDimensions": "window_dimensions", "padding": "padding", "strides": "strides",
             "dilations": "dilations", "layout": "layout", "roundingType": "rounding_type",
             "outputSizes": "output_sizes"}
+# later spec revisions rename roundingType to outputShapeRounding; both spellings are accepted
+_ROUNDING_ALIAS = "outputShapeRounding"
 
 
 def _pool(nn_name):
     def fn(c, input, options):
-        return c.op(nn_name, [input], **{attr: options.get(js) for js, attr in _OPTIONS.items()})
+        attrs = {attr: options.get(js) for js, attr in _OPTIONS.items()}
+        if _ROUNDING_ALIAS in options:
+            c.check("roundingType" not in options, f"give roundingType or {_ROUNDING_ALIAS}, not both")
+            attrs["rounding_type"] = options[_ROUNDING_ALIAS]
+        return c.op(nn_name, [input], **attrs)
     return fn
 
 
 for _js, _nn in {"averagePool2d": "average_pool2d", "l2Pool2d": "l2_pool2d", "maxPool2d": "max_pool2d"}.items():
-    webnn_op(_js, ["input", "options"], operands=["input"], options=list(_OPTIONS))(_pool(_nn))
+    webnn_op(_js, ["input", "options"], operands=["input"], options=[*_OPTIONS, _ROUNDING_ALIAS])(_pool(_nn))
 
 
 @webnn_op("resample2d", ["input", "options"], operands=["input"], options=["mode", "scales", "sizes", "axes"])

@@ -1,10 +1,20 @@
-"""WebNN mappings: gru, gruCell, lstm, lstmCell."""
+"""WebNN mappings: gru, gruCell, lstm, lstmCell (§7.7.20, 21, 28, 29).
+
+Option defaults (resetAfter, returnSequence, direction, layout, activations) are the nn
+attributes' defaults; gru, lstm and lstmCell return sequences of operands, as the spec's methods do.
+"""
 from estuary.importers.webnn.registry import webnn_op
 
 
 def _int(c, v, what):
-    c.check(isinstance(v, int) and not isinstance(v, bool), f"{what} must be an integer, got {v!r}")
+    """An [EnforceRange] unsigned long argument."""
+    c.check(isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 2**32,
+            f"{what} must be an unsigned long integer, got {v!r}")
     return v
+
+
+def _as_list(result):
+    return result if isinstance(result, list) else [result]
 
 
 @webnn_op("gru", ["input", "weight", "recurrentWeight", "steps", "hiddenSize", "options"],
@@ -12,11 +22,12 @@ def _int(c, v, what):
           options=["resetAfter", "returnSequence", "direction", "layout", "activations"],
           option_operands=["bias", "recurrentBias", "initialHiddenState"])
 def gru(c, input, weight, recurrent_weight, steps, hidden_size, o):
-    return c.op("gru", [input, weight, recurrent_weight, o.get("bias"), o.get("recurrentBias"),
-                        o.get("initialHiddenState")],
-                steps=_int(c, steps, "steps"), hidden_size=_int(c, hidden_size, "hiddenSize"),
-                reset_after=o.get("resetAfter"), return_sequence=o.get("returnSequence"), direction=o.get("direction"),
-                layout=o.get("layout"), activations=o.get("activations"))
+    result = c.op("gru", [input, weight, recurrent_weight, o.get("bias"), o.get("recurrentBias"),
+                          o.get("initialHiddenState")],
+                  steps=_int(c, steps, "steps"), hidden_size=_int(c, hidden_size, "hiddenSize"),
+                  reset_after=o.get("resetAfter"), return_sequence=o.get("returnSequence"),
+                  direction=o.get("direction"), layout=o.get("layout"), activations=o.get("activations"))
+    return _as_list(result)
 
 
 @webnn_op("gruCell", ["input", "weight", "recurrentWeight", "hiddenState", "hiddenSize", "options"],

@@ -1,4 +1,4 @@
-"""WebNN mappings: reduce* and argMin/argMax."""
+"""WebNN mappings: reduce* (§7.7.34) and argMin/argMax (§7.7.5)."""
 from estuary.importers.webnn.registry import webnn_op
 
 _REDUCE = {"reduceSum": "reduce_sum", "reduceMean": "reduce_mean", "reduceMax": "reduce_max",
@@ -7,9 +7,23 @@ _REDUCE = {"reduceSum": "reduce_sum", "reduceMean": "reduce_mean", "reduceMax": 
            "reduceSumSquare": "reduce_sum_square"}
 
 
+def _is_int(v):
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _keep_dimensions(c, options):
+    keep = options.get("keepDimensions", False)
+    c.check(isinstance(keep, bool), f"keepDimensions must be a boolean, got {keep!r}")
+    return keep
+
+
 def _reduce(nn_name):
     def fn(c, input, options):
-        return c.op(nn_name, [input], axes=options.get("axes"), keep_dimensions=options.get("keepDimensions", False))
+        axes = options.get("axes")  # absent: all axes; [] : none (kept distinct)
+        c.check(axes is None or isinstance(axes, (list, tuple)) and all(_is_int(a) and a >= 0 for a in axes),
+                f"axes must be a list of unsigned integers, got {axes!r}")
+        return c.op(nn_name, [input], axes=None if axes is None else list(axes),
+                    keep_dimensions=_keep_dimensions(c, options))
     return fn
 
 
@@ -19,8 +33,8 @@ for _js, _nn in _REDUCE.items():
 
 def _arg(nn_name):
     def fn(c, input, axis, options):
-        c.check(isinstance(axis, int) and not isinstance(axis, bool), f"axis must be an integer, got {axis!r}")
-        return c.op(nn_name, [input], axis=axis, keep_dimensions=options.get("keepDimensions", False),
+        c.check(_is_int(axis) and axis >= 0, f"axis must be an unsigned integer, got {axis!r}")
+        return c.op(nn_name, [input], axis=axis, keep_dimensions=_keep_dimensions(c, options),
                     output_data_type=options.get("outputDataType", "int32"))
     return fn
 
