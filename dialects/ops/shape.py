@@ -1,9 +1,12 @@
 """nn ops: data movement (WebNN reshape, transpose, concat, slice, split, pad, expand, gather,
 triangular — §7.7.9, 16, 17, 31, 37, 39, 43, 45, 46). All dtypes; results are exact copies."""
+import math
+
 import numpy as np
 
-from estuary.dialects.core import (Bool, Float, Int, Ints, Str, TensorSpec, axes_valid, check, dtype_in,
-                                   nn_op, same_dtype, unidirectional_broadcastable)
+from estuary import dtypes
+from estuary.dialects.core import (Bool, Float, Int, Ints, Str, axes_valid, check, dtype_in, nn_op,
+                                   same_dtype, unidirectional_broadcastable)
 
 MAX_DIM = (1 << 31) - 1
 
@@ -17,7 +20,7 @@ def _valid_shape(shape, what="output shape"):
 def reshape(input, new_shape):
     """Same elements, new shape (explicit dimensions; no 0 or -1 placeholders)."""
     _valid_shape(new_shape, "new_shape")
-    size = int(np.prod(new_shape, dtype=np.int64)) if new_shape else 1
+    size = math.prod(new_shape)
     check(size == input.size, f"new_shape {list(new_shape)} has {size} elements, the input has {input.size}")
     return input.with_shape(new_shape)
 
@@ -41,10 +44,11 @@ def transpose(input, permutation):
 def concat(inputs, axis):
     """Join tensors along `axis`; other dimensions must match."""
     check(len(inputs) > 0, "needs at least one input")
-    same_dtype(*inputs, what="inputs")
     first = inputs[0]
-    check(all(t.rank == first.rank for t in inputs), "inputs must all have the same rank")
     check(0 <= axis < first.rank, f"axis {axis} out of range for rank {first.rank}")
+    same_dtype(*inputs, what="inputs")
+    check(all(t.rank == first.rank for t in inputs),
+          f"inputs must all have the same rank, got shapes {[list(t.shape) for t in inputs]}")
     for t in inputs:
         check(all(a == b for i, (a, b) in enumerate(zip(t.shape, first.shape)) if i != axis),
               f"input shapes {[list(t.shape) for t in inputs]} differ outside axis {axis}")
@@ -75,7 +79,8 @@ def _split_ref(x, splits, axis):
 def split(input, splits, axis):
     """Cut along `axis` into pieces of the given sizes (a list of results)."""
     check(0 <= axis < input.rank, f"axis {axis} out of range for rank {input.rank}")
-    check(len(splits) > 0 and all(s > 0 for s in splits), f"splits {list(splits)} must be positive")
+    check(len(splits) > 0, "splits must not be empty")
+    check(all(s > 0 for s in splits), f"splits {list(splits)} must be positive")
     check(sum(splits) == input.shape[axis],
           f"splits {list(splits)} sum to {sum(splits)}, dimension {axis} has size {input.shape[axis]}")
     outs = []
@@ -87,13 +92,29 @@ def split(input, splits, axis):
 
 
 PAD_MODES = ("constant", "edge", "reflection", "symmetric")
-_NUMPY_PAD = {"constant": "constant", "edge": "edge", "reflection": "reflect", "symmetric": "symmetric"}
+_NUMPY_PAD = {"edge": "edge", "reflection": "reflect", "symmetric": "symmetric"}
+
+
+def cast_number(value, dtype):
+    """The spec's "cast a number" (§8.2) of a pad value to the input's dtype: floats round to
+    nearest even (overflowing to infinity); integers round half to even and clamp to the type's
+    range, NaN giving 0 (uint32 is read as unsigned: "signed" there is a typo in the spec)."""
+    np_type = dtypes.to_numpy(dtype)
+    if dtype in dtypes.FLOATS:
+        with np.errstate(over="ignore"):
+            return np_type.type(value)
+    if value != value:
+        return np_type.type(0)
+    info = np.iinfo(np_type)
+    if math.isinf(value):
+        return np_type.type(info.max if value > 0 else info.min)
+    return np_type.type(min(max(round(value), int(info.min)), int(info.max)))
 
 
 def _pad_ref(x, beginning_padding, ending_padding, mode, value):
     widths = list(zip(beginning_padding, ending_padding))
     if mode == "constant":
-        return np.pad(x, widths, constant_values=np.asarray(value).astype(x.dtype))
+        return np.pad(x, widths, constant_values=cast_number(value, dtypes.from_numpy(x.dtype)))
     return np.pad(x, widths, mode=_NUMPY_PAD[mode])
 
 
@@ -101,16 +122,14 @@ def _pad_ref(x, beginning_padding, ending_padding, mode, value):
                           "mode": Str("constant", PAD_MODES), "value": Float(0.0)},
        reference=_pad_ref, family="shape")
 def pad(input, beginning_padding, ending_padding, mode, value):
-    """Pad each dimension with a constant, its edge value, or a mirror (reflection excludes the
-    edge, symmetric includes it)."""
+    """Pad each dimension with `value` (cast to the input's dtype), its edge value, or a mirror
+    image: reflection excludes the edge, symmetric repeats it. Mirror padding larger than the
+    dimension keeps reflecting back and forth (numpy.pad's rule; this spec sets no limit)."""
     check(len(beginning_padding) == input.rank and len(ending_padding) == input.rank,
-          f"beginning_padding and ending_padding must have {input.rank} entries")
-    check(all(p >= 0 for p in list(beginning_padding) + list(ending_padding)), "paddings must be non-negative")
-    for d, (b, e, n) in enumerate(zip(beginning_padding, ending_padding, input.shape)):
-        limit = n - 1 if mode == "reflection" else n
-        if mode in ("reflection", "symmetric"):
-            check(b <= limit and e <= limit,
-                  f"{mode} padding ({b}, {e}) of dimension {d} exceeds {limit} for size {n}")
+          f"beginning_padding and ending_padding must have {input.rank} entries, "
+          f"got {len(beginning_padding)} and {len(ending_padding)}")
+    check(all(p >= 0 for p in list(beginning_padding) + list(ending_padding)),
+          f"paddings {list(beginning_padding)} and {list(ending_padding)} must be non-negative")
     shape = [b + n + e for b, n, e in zip(beginning_padding, input.shape, ending_padding)]
     _valid_shape(shape)
     return input.with_shape(shape)

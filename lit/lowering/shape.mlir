@@ -75,3 +75,44 @@ func.func @triangular(%a: tensor<3x3xf32>) -> tensor<3x3xf32> {
   %0 = "nn.triangular"(%a) {upper = false, diagonal = 1 : i64} : (tensor<3x3xf32>) -> tensor<3x3xf32>
   return %0 : tensor<3x3xf32>
 }
+
+// -----
+
+// Reflection wider than the input mirrors in rounds: 2 values (what a size-3 input holds), then
+// 3 more mirrored about the new edge of the grown tensor.
+// CHECK-LABEL: func.func @pad_reflect_twice
+// CHECK: %[[R1:.*]] = tosa.reverse %{{.*}} axis(0) : (tensor<2xf32>)
+// CHECK: %[[G:.*]] = tosa.concat %[[R1]], %arg0, %{{.*}} axis(0) : {{.*}} -> tensor<6xf32>
+// CHECK: tosa.slice %[[G]]
+// CHECK: %[[R2:.*]] = tosa.reverse %{{.*}} axis(0) : (tensor<3xf32>)
+// CHECK: tosa.concat %[[R2]], %[[G]] axis(0) : {{.*}} -> tensor<9xf32>
+func.func @pad_reflect_twice(%a: tensor<3xf32>) -> tensor<9xf32> {
+  %0 = "nn.pad"(%a) {beginning_padding = array<i64: 5>, ending_padding = array<i64: 1>, mode = "reflection"} : (tensor<3xf32>) -> tensor<9xf32>
+  return %0 : tensor<9xf32>
+}
+
+// -----
+
+// Edge padding tiles the first/last slice.
+// CHECK-LABEL: func.func @pad_edge
+// CHECK: tosa.slice %arg0
+// CHECK: %[[LAST:.*]] = tosa.slice %arg0
+// CHECK: %[[T:.*]] = tosa.tile %[[LAST]]{{.*}} -> tensor<2x2xi64>
+// CHECK: tosa.concat %{{.*}}, %arg0, %[[T]] axis(1)
+func.func @pad_edge(%a: tensor<2x3xi64>) -> tensor<2x6xi64> {
+  %0 = "nn.pad"(%a) {beginning_padding = array<i64: 0, 1>, ending_padding = array<i64: 0, 2>, mode = "edge"} : (tensor<2x3xi64>) -> tensor<2x6xi64>
+  return %0 : tensor<2x6xi64>
+}
+
+// -----
+
+// The pad value is cast to the input's type as the spec casts an MLNumber: 2.5 rounds half to
+// even for int32, 300 clamps to 255 for uint8 (stored as signless i8 -1).
+// CHECK-LABEL: func.func @pad_value_cast
+// CHECK: tosa.const values(dense<2> : tensor<1xi32>)
+// CHECK: tosa.const values(dense<-1> : tensor<1xi8>)
+func.func @pad_value_cast(%a: tensor<4xi32>, %b: tensor<4xui8>) -> (tensor<5xi32>, tensor<5xui8>) {
+  %0 = "nn.pad"(%a) {beginning_padding = array<i64: 1>, ending_padding = array<i64: 0>, value = 2.5 : f64} : (tensor<4xi32>) -> tensor<5xi32>
+  %1 = "nn.pad"(%b) {beginning_padding = array<i64: 1>, ending_padding = array<i64: 0>, value = 300.0 : f64} : (tensor<4xui8>) -> tensor<5xui8>
+  return %0, %1 : tensor<5xi32>, tensor<5xui8>
+}

@@ -4,6 +4,7 @@ from iree.compiler import ir
 from iree.compiler.dialects import _linalg_ops_gen as linalg_ops
 from iree.compiler.dialects import arith, linalg, tensor, tosa
 
+from estuary.dialects.ops.shape import cast_number
 from estuary.passes.lowering import common as C
 from estuary.passes.lowering import lower
 
@@ -59,22 +60,35 @@ def _reverse(x, axis):
     return tosa.reverse(x.type, x, axis)
 
 
-def _mirror_parts(x, axis, before, after, mode):
-    """The pieces to concatenate before and after `x` along `axis` for non-constant modes."""
+def _edge_pad(x, axis, before, after):
+    """Repeat the first/last slice of `axis` (tosa.tile)."""
     size = C.shape_of(x)[axis]
-    parts_before, parts_after = [], []
-    if mode == "edge":
-        if before:
-            parts_before.append(C.tile_axis(_slice_axis(x, axis, 0, 1), axis, before))
-        if after:
-            parts_after.append(C.tile_axis(_slice_axis(x, axis, size - 1, 1), axis, after))
-    else:
-        skip = 1 if mode == "reflection" else 0
-        if before:
-            parts_before.append(_reverse(_slice_axis(x, axis, skip, before), axis))
-        if after:
-            parts_after.append(_reverse(_slice_axis(x, axis, size - skip - after, after), axis))
-    return parts_before, parts_after
+    parts = [x]
+    if before:
+        parts.insert(0, C.tile_axis(_slice_axis(x, axis, 0, 1), axis, before))
+    if after:
+        parts.append(C.tile_axis(_slice_axis(x, axis, size - 1, 1), axis, after))
+    return C.concat(parts, axis)
+
+
+def _mirror_pad(x, axis, before, after, mode):
+    """Reflection/symmetric padding of one axis from reversed slices, in rounds: each round
+    mirrors at most what the current tensor holds, and the next round mirrors the grown tensor
+    about its new edge, so any amount of padding bounces back and forth as numpy.pad does."""
+    skip = 1 if mode == "reflection" else 0
+    if C.shape_of(x)[axis] - skip < 1:
+        return _edge_pad(x, axis, before, after)  # a single element reflects onto itself
+    while before or after:
+        size = C.shape_of(x)[axis]
+        b, e = min(before, size - skip), min(after, size - skip)
+        parts = [x]
+        if b:
+            parts.insert(0, _reverse(_slice_axis(x, axis, skip, b), axis))
+        if e:
+            parts.append(_reverse(_slice_axis(x, axis, size - skip - e, e), axis))
+        x = C.concat(parts, axis)
+        before, after = before - b, after - e
+    return x
 
 
 @lower("pad")
@@ -82,11 +96,11 @@ def lower_pad(n):
     x = n.inputs[0]
     begin, end, mode = n.attrs["beginning_padding"], n.attrs["ending_padding"], n.attrs["mode"]
     if mode == "constant":
-        return C.pad_constant(x, list(zip(begin, end)), n.attrs["value"], n.out.dtype)
+        fill = cast_number(n.attrs["value"], n.out.dtype)
+        return C.pad_constant(x, list(zip(begin, end)), fill, n.out.dtype)
     for axis, (b, e) in enumerate(zip(begin, end)):
         if b or e:
-            before, after = _mirror_parts(x, axis, b, e, mode)
-            x = C.concat(before + [x] + after, axis)
+            x = _edge_pad(x, axis, b, e) if mode == "edge" else _mirror_pad(x, axis, b, e, mode)
     return x
 
 

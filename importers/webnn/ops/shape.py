@@ -8,8 +8,16 @@ def _ints(c, value, what):
     return list(value)
 
 
-def _int(c, value, what):
+def _int(c, value, what, lo=0, hi=(1 << 32) - 1):
+    """An integer within its WebIDL type's range ([EnforceRange] unsigned long by default)."""
     c.check(isinstance(value, int) and not isinstance(value, bool), f"{what} must be an integer, got {value!r}")
+    c.check(lo <= value <= hi, f"{what} {value} is outside the range [{lo}, {hi}]")
+    return value
+
+
+def _number(c, value, what):
+    """An MLNumber (the op casts it to the input's data type)."""
+    c.check(isinstance(value, (int, float)) and not isinstance(value, bool), f"{what} must be a number, got {value!r}")
     return value
 
 
@@ -53,7 +61,7 @@ def split(c, input, splits, options):
 def pad(c, input, beginning, ending, options):
     return c.op("pad", [input], beginning_padding=_ints(c, beginning, "beginningPadding"),
                 ending_padding=_ints(c, ending, "endingPadding"), mode=options.get("mode", "constant"),
-                value=options.get("value", 0))
+                value=_number(c, options.get("value", 0), "value"))
 
 
 @webnn_op("expand", ["input", "newShape", "options"], operands=["input"], options=[])
@@ -70,4 +78,5 @@ def gather(c, input, indices, options):
 def triangular(c, input, options):
     upper = options.get("upper", True)
     c.check(isinstance(upper, bool), f"upper must be a boolean, got {upper!r}")
-    return c.op("triangular", [input], upper=upper, diagonal=_int(c, options.get("diagonal", 0), "diagonal"))
+    diagonal = _int(c, options.get("diagonal", 0), "diagonal", -(1 << 31), (1 << 31) - 1)  # a WebIDL long
+    return c.op("triangular", [input], upper=upper, diagonal=diagonal)
