@@ -6,7 +6,7 @@ import os
 
 from estuary.errors import EstuaryError, ModelImportError
 
-FORMATS = ("webnn", "nnapi", "nn")
+FORMATS = ("coreml", "nnef", "webnn", "nnapi", "nn")
 
 
 def detect_format(source):
@@ -26,6 +26,11 @@ def detect_format(source):
     lower = path.lower()
     if lower.endswith(".mlir"):
         return "nn"
+    if lower.endswith(".mlmodel"):
+        return "coreml"
+    if lower.endswith((".nnef", ".tgz", ".tar.gz", ".tar")) or (
+            os.path.isdir(path) and os.path.exists(os.path.join(path, "graph.nnef"))):
+        return "nnef"
     if lower.endswith(".nnapi.json"):
         return "nnapi"
     if lower.endswith(".json"):
@@ -52,4 +57,10 @@ def import_model(source, format=None, shapes=None):
     if format == "nnapi":
         from estuary.importers.nnapi import load_model
         return load_model(source)
+    if format == "coreml":
+        from estuary.importers.coreml import load_model
+        return load_model(source, shapes=shapes)
+    if format == "nnef":
+        from estuary.importers.nnef import load_model
+        return load_model(source, shapes=shapes)
     raise EstuaryError(f"unknown format {format!r}; choose one of {', '.join(FORMATS)}")

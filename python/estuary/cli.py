@@ -162,7 +162,7 @@ def build_parser():
                                 "models with MLIR + IREE and run them.")
     p.add_argument("--verbose", action="store_true", help="show Python tracebacks on errors")
     sub = p.add_subparsers(dest="command", required=True)
-    formats = ["webnn", "nnapi", "nn"]
+    formats = ["coreml", "nnef", "webnn", "nnapi", "nn"]
 
     s = sub.add_parser("import", help="import a model and print its nn MLIR")
     s.add_argument("model")

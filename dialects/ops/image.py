@@ -1,0 +1,1 @@
+"""Declarations: Image-space ops: crop-and-resize, upsampling and resizing variants."""

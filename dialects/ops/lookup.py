@@ -1,0 +1,1 @@
+"""Declarations: Table lookups and hashing: hashtable lookup, LSH projection."""

@@ -1,0 +1,1 @@
+"""Declarations: Quantized (uint8 asymmetric) ops and quantize/dequantize conversions."""

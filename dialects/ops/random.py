@@ -1,0 +1,1 @@
+"""Declarations: Random-number ops with explicit seeds."""

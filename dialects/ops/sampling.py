@@ -1,0 +1,1 @@
+"""Declarations: Sampling-window ops: argmax pooling, sample/desample, RoI pooling and alignment."""

@@ -1,0 +1,1 @@
+"""Declarations: 3-D convolution, deconvolution and pooling (NCDHW)."""

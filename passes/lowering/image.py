@@ -1,0 +1,1 @@
+"""Lowering rules: Image-space ops: crop-and-resize, upsampling and resizing variants."""

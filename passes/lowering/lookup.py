@@ -1,0 +1,1 @@
+"""Lowering rules: Table lookups and hashing: hashtable lookup, LSH projection."""

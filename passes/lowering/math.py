@@ -1,0 +1,1 @@
+"""Lowering rules: Further element-wise math ops (shared: append only, one declaration per op)."""

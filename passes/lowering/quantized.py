@@ -1,0 +1,1 @@
+"""Lowering rules: Quantized (uint8 asymmetric) ops and quantize/dequantize conversions."""

@@ -1,0 +1,1 @@
+"""Lowering rules: Random-number ops with explicit seeds."""

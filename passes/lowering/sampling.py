@@ -1,0 +1,1 @@
+"""Lowering rules: Sampling-window ops: argmax pooling, sample/desample, RoI pooling and alignment."""

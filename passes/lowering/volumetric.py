@@ -1,0 +1,1 @@
+"""Lowering rules: 3-D convolution, deconvolution and pooling (NCDHW)."""
