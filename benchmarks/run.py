@@ -3,6 +3,9 @@
     python benchmarks/run.py                      # all five models
     python benchmarks/run.py --models mlp,lstm --iterations 20
     python benchmarks/run.py --models tiny --iterations 3   # the test suite's smoke run
+    python benchmarks/run.py --flag=--iree-llvmcpu-enable-ukernels=none   # try an extra IREE flag
+    python benchmarks/run.py --cpu-flags "--iree-opt-level=O3"   # replace the default CPU flags
+    python benchmarks/run.py --threads 1                 # both runtimes on one thread
 
 Each model is defined once in ONNX (benchmarks/models.py), converted to WebNN JSON, compiled by
 Estuary in a child process (so compile time and peak RSS are its own), and then both runtimes
@@ -28,15 +31,25 @@ _CHILD = r"""
 import json, resource, sys, time
 import estuary
 t0 = time.perf_counter()
-art = estuary.compile(sys.argv[1], target="llvm-cpu", optimize=sys.argv[3] == "1")
+extra = json.loads(sys.argv[4]) if len(sys.argv) > 4 else []
+if len(sys.argv) > 5:
+    import estuary.compiler
+    estuary.compiler.CPU_FLAGS = json.loads(sys.argv[5])
+art = estuary.compile(sys.argv[1], target="llvm-cpu", optimize=sys.argv[3] == "1", extra_flags=extra)
 art.save(sys.argv[2])
+# VmHWM is this process's own peak (ru_maxrss would include the parent's, inherited over fork+exec)
+with open("/proc/self/status") as f:
+    hwm_kb = next((int(l.split()[1]) for l in f if l.startswith("VmHWM:")), None)
+if hwm_kb is None:
+    hwm_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 print(json.dumps({"compile_s": time.perf_counter() - t0,
-                  "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+                  "rss_mb": hwm_kb / 1024}))
 """
 
 
-def compile_child(json_path, vmfb_path, optimize=True):
-    r = subprocess.run([sys.executable, "-c", _CHILD, json_path, vmfb_path, "1" if optimize else "0"],
+def compile_child(json_path, vmfb_path, optimize=True, flags=(), cpu_flags=None):
+    r = subprocess.run([sys.executable, "-c", _CHILD, json_path, vmfb_path, "1" if optimize else "0",
+                        json.dumps(list(flags))] + ([] if cpu_flags is None else [json.dumps(cpu_flags)]),
                        capture_output=True, text=True)
     if r.returncode != 0:
         raise RuntimeError(f"compile of {json_path} failed:\n{r.stderr[-3000:]}")
@@ -44,6 +57,9 @@ def compile_child(json_path, vmfb_path, optimize=True):
 
 
 def time_runs(fn, iterations, warmup=3):
+    # let the other runtime's idle worker threads (onnxruntime spins after each run) go to sleep
+    # first, so neither runtime is timed while the other still holds the cores
+    time.sleep(0.2)
     for _ in range(warmup):
         fn()
     times = []
@@ -54,7 +70,7 @@ def time_runs(fn, iterations, warmup=3):
     return float(np.median(times)), float(np.min(times))
 
 
-def bench_model(name, workdir, iterations, optimize=True):
+def bench_model(name, workdir, iterations, optimize=True, flags=(), threads=None, cpu_flags=None):
     import onnxruntime as ort
 
     import estuary
@@ -62,9 +78,12 @@ def bench_model(name, workdir, iterations, optimize=True):
     model, feeds, flops = models.MODELS_ALL[name]()
     json_path = onnx_to_webnn.convert(model, os.path.join(workdir, f"{name}.json"))
     vmfb = os.path.join(workdir, f"{name}.vmfb")
-    stats = compile_child(json_path, vmfb, optimize)
-    est = estuary.load(vmfb)
-    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    stats = compile_child(json_path, vmfb, optimize, flags, cpu_flags)
+    est = estuary.load(vmfb, threads=threads)
+    opts = ort.SessionOptions()
+    if threads:
+        opts.intra_op_num_threads = threads
+    sess = ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
     out_name = model.graph.output[0].name
     ref = sess.run([out_name], feeds)[0]
     got = est.run(feeds)[out_name]
@@ -101,11 +120,16 @@ def main(argv=None):
     p.add_argument("--iterations", type=int, default=30)
     p.add_argument("--no-optimize", action="store_true", help="compile without the nn-level passes")
     p.add_argument("--json", help="also write the rows as JSON here")
+    p.add_argument("--flag", action="append", default=[], help="an extra IREE compiler flag (repeatable)")
+    p.add_argument("--cpu-flags", help="replace Estuary's default llvm-cpu flags (space-separated; '' for none)")
+    p.add_argument("--threads", type=int, default=None,
+                   help="worker threads for both runtimes (default: each runtime's own, all cores)")
     args = p.parse_args(argv)
     rows = []
     with tempfile.TemporaryDirectory() as work:
         for name in args.models.split(","):
-            rows.append(bench_model(name, work, args.iterations, not args.no_optimize))
+            rows.append(bench_model(name, work, args.iterations, not args.no_optimize, args.flag, args.threads,
+                                   None if args.cpu_flags is None else args.cpu_flags.split()))
             r = rows[-1]
             print(f"{name}: estuary {r['estuary_ms']:.2f} ms, onnxruntime {r['ort_ms']:.2f} ms "
                   f"(x{r['ratio']:.2f}), max rel. err {r['rel_err']:.1e}", file=sys.stderr, flush=True)

@@ -1,8 +1,11 @@
 """The default pass pipeline of `estuary compile`."""
+from estuary.errors import EstuaryError
 from estuary.passes import PASSES, load_all
 
-# nn-level optimizations run between verification and lowering when `optimize` is on.
-OPTIMIZATIONS = ["nn-fold-constants", "nn-cse", "nn-dce"]
+# nn-level optimizations run between verification and lowering when `optimize` is on; each can be
+# switched off by name (`estuary compile --disable-pass NAME`, `compile(..., disable_passes=[...])`).
+OPTIMIZATIONS = ["nn-fold-constants", "nn-fold-batch-norm", "nn-layout-nhwc", "nn-canonicalize-transposes",
+                 "nn-cse", "nn-dce"]
 DEFAULT = ["nn-verify", "lower-nn-to-tosa"]
 
 
@@ -13,6 +16,9 @@ def run(nn, names):
     return nn
 
 
-def run_default(nn, optimize=True):
-    names = ["nn-verify"] + (OPTIMIZATIONS if optimize else []) + ["lower-nn-to-tosa"]
+def run_default(nn, optimize=True, disable=()):
+    unknown = sorted(set(disable) - set(OPTIMIZATIONS))
+    if unknown:
+        raise EstuaryError(f"cannot disable pass(es) {unknown}: the optional passes are {OPTIMIZATIONS}")
+    names = ["nn-verify"] + ([n for n in OPTIMIZATIONS if n not in disable] if optimize else []) + ["lower-nn-to-tosa"]
     return run(nn, names)

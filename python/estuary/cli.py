@@ -29,7 +29,8 @@ def _compile(args):
     import estuary
 
     art = estuary.compile(args.model, target=args.target, format=args.format, optimize=not args.no_optimize,
-                          cpu=args.target_cpu, extra_flags=args.iree_flag or (), progress=not args.quiet)
+                          cpu=args.target_cpu, extra_flags=args.iree_flag or (), progress=not args.quiet,
+                          disable_passes=args.disable_pass or ())
     out = args.output or os.path.splitext(os.path.basename(os.fspath(args.model)))[0] + ".vmfb"
     art.save(out)
     t = art.timings
@@ -178,6 +179,8 @@ def build_parser():
     s.add_argument("--format", choices=formats)
     s.add_argument("--target-cpu", default="host", help="llvm-cpu: 'host' or an LLVM CPU name ('generic' for portable)")
     s.add_argument("--no-optimize", action="store_true", help="skip the nn-level optimization passes")
+    s.add_argument("--disable-pass", action="append", metavar="NAME",
+                   help="skip one nn-level optimization pass, e.g. nn-layout-nhwc (repeatable)")
     s.add_argument("--iree-flag", action="append", help="extra flag for iree-compile (repeatable)")
     s.add_argument("--quiet", action="store_true", help="no progress messages")
     s.set_defaults(fn=_compile)

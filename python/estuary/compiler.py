@@ -20,9 +20,11 @@ TARGETS = {
     "metal-spirv": ("metal", ["--iree-hal-target-device=metal"]),
 }
 
-# CPU flags chosen by measurement (see README "Performance"): im2col turns convolutions into
-# the matmuls IREE's CPU backend is best at.
-CPU_FLAGS = ["--iree-global-opt-use-im2col-for-convs", "--iree-opt-level=O3"]
+# CPU flags chosen by measurement (see README "Performance"): data tiling with the mmt4d ukernels
+# packs constant weights at compile time and runs convolutions and matmuls (gemm, matvec) on
+# ukernels. im2col (`--iree-global-opt-use-im2col-for-convs`) was better without data tiling but
+# is 2-3x slower with it, so it is off.
+CPU_FLAGS = ["--iree-opt-level=O3", "--iree-opt-data-tiling", "--iree-llvmcpu-enable-ukernels=all"]
 
 
 def target_flags(target, cpu="host", extra=()):
@@ -64,7 +66,7 @@ def _progress(enabled, message):
 
 
 def compile_nn(nn, target="llvm-cpu", *, optimize=True, cpu="host", extra_flags=(), progress=False,
-               timings=None):
+               timings=None, disable_passes=()):
     """Lower an NNModule (in place) and compile it with IREE; returns an Artifact."""
     from estuary.passes import pipeline
 
@@ -72,7 +74,7 @@ def compile_nn(nn, target="llvm-cpu", *, optimize=True, cpu="host", extra_flags=
     flags = target_flags(target, cpu, extra_flags)
     t0 = time.perf_counter()
     _progress(progress, "optimizing and lowering the nn module")
-    pipeline.run_default(nn, optimize=optimize)
+    pipeline.run_default(nn, optimize=optimize, disable=disable_passes)
     timings["lower_s"] = time.perf_counter() - t0
     t1 = time.perf_counter()
     nn.target = target
@@ -112,7 +114,7 @@ def iree_compile(nn, flags):
 
 
 def compile(source, target="llvm-cpu", format=None, *, optimize=True, cpu="host", extra_flags=(),
-            shapes=None, progress=False):
+            shapes=None, progress=False, disable_passes=()):
     """Compile a model (path, in-memory model object, or NNModule) for `target`."""
     from estuary.importers import import_model
 
@@ -122,7 +124,7 @@ def compile(source, target="llvm-cpu", format=None, *, optimize=True, cpu="host"
     nn = import_model(source, format=format, shapes=shapes)
     timings["import_s"] = time.perf_counter() - t0
     art = compile_nn(nn, target, optimize=optimize, cpu=cpu, extra_flags=extra_flags,
-                     progress=progress, timings=timings)
+                     progress=progress, timings=timings, disable_passes=disable_passes)
     timings["total_s"] = time.perf_counter() - t0
     return art
 

@@ -1,0 +1,55 @@
+// RUN: estuary-opt %s --split-input-file --nn-layout-nhwc --nn-canonicalize-transposes | FileCheck %s
+
+// conv -> relu -> max pool -> add (residual with a per-channel constant) all run in NHWC: one
+// transpose in, one out; the constant is permuted at compile time.
+// CHECK-LABEL: func.func @chain
+// CHECK: %[[T:.*]] = "nn.transpose"(%arg0) {permutation = array<i64: 0, 2, 3, 1>}
+// CHECK: %[[C:.*]] = "nn.conv2d"(%[[T]], {{.*}}input_layout = "nhwc"{{.*}} -> tensor<1x4x4x2xf32>
+// CHECK: %[[R:.*]] = "nn.relu"(%[[C]]) : (tensor<1x4x4x2xf32>)
+// CHECK: %[[P:.*]] = "nn.max_pool2d"(%[[R]]) {{.*}}layout = "nhwc"{{.*}} -> tensor<1x2x2x2xf32>
+// CHECK: dense<{{\[\[\[}}[1.000000e+00, 2.000000e+00]]]]> : tensor<1x1x1x2xf32>
+// CHECK: %[[A:.*]] = "nn.add"(%[[P]], %{{.*}}) : (tensor<1x2x2x2xf32>, tensor<1x1x1x2xf32>)
+// CHECK: %[[O:.*]] = "nn.transpose"(%[[A]]) {permutation = array<i64: 0, 3, 1, 2>}
+// CHECK-NOT: nn.transpose
+// CHECK: return %[[O]]
+func.func @chain(%x: tensor<1x3x4x4xf32>) -> tensor<1x2x2x2xf32> {
+  %w = "nn.constant"() {value = dense<1.0> : tensor<2x3x1x1xf32>} : () -> tensor<2x3x1x1xf32>
+  %k = "nn.constant"() {value = dense<[[[1.0]], [[2.0]]]> : tensor<2x1x1xf32>} : () -> tensor<2x1x1xf32>
+  %c = "nn.conv2d"(%x, %w) {operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<1x3x4x4xf32>, tensor<2x3x1x1xf32>) -> tensor<1x2x4x4xf32>
+  %r = "nn.relu"(%c) : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %p = "nn.max_pool2d"(%r) {window_dimensions = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x2x4x4xf32>) -> tensor<1x2x2x2xf32>
+  %a = "nn.add"(%p, %k) : (tensor<1x2x2x2xf32>, tensor<2x1x1xf32>) -> tensor<1x2x2x2xf32>
+  return %a : tensor<1x2x2x2xf32>
+}
+
+// -----
+
+// Consecutive transposes compose (here to the identity), reshapes merge, an identity reshape
+// disappears, and a transpose that only moves unit dimensions becomes a reshape.
+// CHECK-LABEL: func.func @shapes
+// CHECK-NOT: nn.transpose
+// CHECK: %[[R:.*]] = "nn.reshape"(%arg0) {new_shape = array<i64: 6>}
+// CHECK-NEXT: %[[U:.*]] = "nn.reshape"(%arg1) {new_shape = array<i64: 1, 5, 1>}
+// CHECK: return %[[R]], %[[U]]
+func.func @shapes(%x: tensor<2x3xf32>, %y: tensor<5x1x1xf32>) -> (tensor<6xf32>, tensor<1x5x1xf32>) {
+  %t1 = "nn.transpose"(%x) {permutation = array<i64: 1, 0>} : (tensor<2x3xf32>) -> tensor<3x2xf32>
+  %t2 = "nn.transpose"(%t1) {permutation = array<i64: 1, 0>} : (tensor<3x2xf32>) -> tensor<2x3xf32>
+  %r1 = "nn.reshape"(%t2) {new_shape = array<i64: 3, 2>} : (tensor<2x3xf32>) -> tensor<3x2xf32>
+  %r2 = "nn.reshape"(%r1) {new_shape = array<i64: 6>} : (tensor<3x2xf32>) -> tensor<6xf32>
+  %r3 = "nn.reshape"(%r2) {new_shape = array<i64: 6>} : (tensor<6xf32>) -> tensor<6xf32>
+  %u = "nn.transpose"(%y) {permutation = array<i64: 1, 0, 2>} : (tensor<5x1x1xf32>) -> tensor<1x5x1xf32>
+  return %r3, %u : tensor<6xf32>, tensor<1x5x1xf32>
+}
+
+// -----
+
+// Transposes with different permutations do not sink through a binary op.
+// CHECK-LABEL: func.func @mixed
+// CHECK-COUNT-2: nn.transpose
+// CHECK: nn.add
+func.func @mixed(%x: tensor<2x3x4xf32>, %y: tensor<4x3x2xf32>) -> tensor<3x2x4xf32> {
+  %a = "nn.transpose"(%x) {permutation = array<i64: 1, 0, 2>} : (tensor<2x3x4xf32>) -> tensor<3x2x4xf32>
+  %b = "nn.transpose"(%y) {permutation = array<i64: 1, 2, 0>} : (tensor<4x3x2xf32>) -> tensor<3x2x4xf32>
+  %s = "nn.add"(%a, %b) : (tensor<3x2x4xf32>, tensor<3x2x4xf32>) -> tensor<3x2x4xf32>
+  return %s : tensor<3x2x4xf32>
+}

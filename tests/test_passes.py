@@ -1,0 +1,89 @@
+"""The nn-level optimization passes: a small residual conv net (conv, batch-norm, relu, max pool,
+per-channel scale, residual add, depthwise conv, average pool, gemm) agrees with onnxruntime with
+every pass on, with each layout/folding pass off, and with all passes off."""
+import os
+import sys
+
+import numpy as np
+import pytest
+
+import estuary
+from estuary.errors import EstuaryError
+from estuary.passes import pipeline
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+
+import models  # noqa: E402
+import onnx_to_webnn  # noqa: E402
+
+
+def _net():
+    net, rng = models.Net(7), np.random.default_rng(107)
+    x = rng.standard_normal((1, 4, 12, 12)).astype(np.float32)
+    y = net.node("Relu", [net.bn(net.conv("x", 4, 8, 3, 12), 8)])
+    y = net.node("MaxPool", [y], kernel_shape=[2, 2], strides=[2, 2])
+    scale = net.const((1 + 0.1 * rng.standard_normal((8, 1, 1))).astype(np.float32), "s")
+    z = net.node("Mul", [net.bn(net.conv(y, 8, 8, 3, 6, bias=False), 8), scale])
+    y = net.node("Relu", [net.node("Add", [z, y])])
+    y = net.node("Relu", [net.conv(y, 8, 8, 3, 6, groups=8)])
+    y = net.node("Flatten", [net.node("GlobalAveragePool", [y])])
+    net.gemm(y, 8, 5, trans_b=True)
+    net.nodes[-1].output[0] = "y"
+    return net.model({"x": x}, ["y"], {"x": x})
+
+
+@pytest.fixture(scope="module")
+def case(tmp_path_factory):
+    import onnxruntime as ort
+
+    model, feeds, _ = _net()
+    path = onnx_to_webnn.convert(model, str(tmp_path_factory.mktemp("passes") / "net.json"))
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    return path, feeds, sess.run(["y"], feeds)[0]
+
+
+@pytest.mark.parametrize("optimize, disable", [
+    (True, ()),
+    (True, ("nn-layout-nhwc", "nn-canonicalize-transposes")),
+    (True, ("nn-fold-batch-norm",)),
+    (False, ()),
+])
+def test_net_matches_onnxruntime(case, optimize, disable):
+    path, feeds, ref = case
+    got = estuary.load(estuary.compile(path, optimize=optimize, disable_passes=disable)).run(feeds)["y"]
+    np.testing.assert_allclose(got, ref, rtol=2e-5, atol=2e-5 * float(np.abs(ref).max()))
+
+
+def test_unknown_disabled_pass_is_a_clear_error(case):
+    with pytest.raises(EstuaryError, match="cannot disable pass.*nn-no-such-pass"):
+        estuary.compile(case[0], disable_passes=["nn-no-such-pass"])
+
+
+def test_optimizations_are_registered_passes():
+    from estuary.passes import load_all
+
+    assert set(pipeline.OPTIMIZATIONS) <= set(load_all())
+
+
+def test_pipeline_removes_batch_norm_and_per_layer_transposes(case):
+    from collections import Counter
+
+    from estuary.importers import import_model
+    from estuary.passes.lowering import nn_ops
+
+    nn = pipeline.run(import_model(case[0]), ["nn-verify"] + pipeline.OPTIMIZATIONS)
+    ops = Counter(o.name[3:] for o in nn_ops(nn.module.operation))
+    assert ops["batch_normalization"] == 0 and ops["mul"] == 0 and ops["conv2d"] == 3
+    assert ops["transpose"] == 1  # the NCHW input only; the pooled output leaves through a reshape
+
+
+def test_cli_disable_pass(case, tmp_path):
+    from estuary import cli
+
+    out = tmp_path / "net.vmfb"
+    assert cli.main(["compile", case[0], "-o", str(out), "--quiet", "--disable-pass", "nn-layout-nhwc",
+                     "--disable-pass", "nn-fold-batch-norm"]) in (0, None)
+    got = estuary.load(str(out)).run(case[1])["y"]
+    np.testing.assert_allclose(got, case[2], rtol=2e-5, atol=2e-5 * float(np.abs(case[2]).max()))
+    assert cli.main(["compile", case[0], "-o", str(out), "--quiet", "--disable-pass", "nn-bogus"]) not in (0, None)
