@@ -286,6 +286,7 @@ class NNModule:
         }
         if self.target:
             sig["target"] = self.target
+        sig.update(getattr(self, "extra_signature", None) or {})  # e.g. Core ML class labels
         return sig
 
     def write_signature(self):
@@ -305,6 +306,8 @@ class NNModule:
             nn.format = sig.get("format", "nn")
             nn.inputs = [(n, TensorSpec(s, d)) for n, s, d in sig["inputs"]]
             nn.outputs = [(n, TensorSpec(s, d)) for n, s, d in sig["outputs"]]
+            nn.extra_signature = {k: v for k, v in sig.items()
+                                  if k not in ("format", "source", "inputs", "outputs", "target")}
             return nn
         ftype = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value)
         nn.inputs = [(f"input{i}", TensorSpec.of_type(t)) for i, t in enumerate(ftype.inputs)]

@@ -40,20 +40,96 @@ def _frozen(section):
     return sorted(re.findall(r"^\| `([^`]+)` \|", block.group(1), re.M)) if block else []
 
 
-def webnn_table():
-    spec = webnn_spec_ops() or _frozen("webnn")
-    ops = webnn_supported()
-    rows = ["| WebNN operation | status |", "|---|---|"]
-    rows += [f"| `{name}` | {'supported' if name in ops else 'not yet'} |" for name in spec]
-    done = sum(name in ops for name in spec)
-    extra = sorted(set(ops) - set(spec))
-    summary = f"**{done} / {len(spec)}** operations of the WebNN spec supported"
-    if extra:
-        summary += "; also accepted (later WebNN drafts): " + ", ".join(f"`{e}`" for e in extra)
+def _table(section, title, spec, supported, unit, note=""):
+    """A markdown table with one row per spec name and a summary line."""
+    spec = spec or _frozen(section)
+    rows = [f"| {title} | status |", "|---|---|"]
+    rows += [f"| `{name}` | {'supported' if name in supported else 'not yet'} |" for name in spec]
+    done = sum(name in supported for name in spec)
+    pct = f" ({100 * done / len(spec):.0f} %)" if spec else ""
+    summary = f"**{done} / {len(spec)}**{pct} {unit} supported{note}"
     return summary + ".\n\n" + "\n".join(rows)
 
 
-TABLES = {"webnn": webnn_table}
+def webnn_table():
+    spec = webnn_spec_ops() or _frozen("webnn")
+    ops = webnn_supported()
+    extra = sorted(set(ops) - set(spec))
+    note = "; also accepted (later WebNN drafts): " + ", ".join(f"`{e}`" for e in extra) if extra else ""
+    return _table("webnn", "WebNN operation", spec, ops, "operations of the WebNN spec", note)
+
+
+def _import_modules(package, prefix):
+    """Import `package` and each of its modules named prefix* (the converter registrations)."""
+    import importlib
+    import pkgutil
+
+    pkg = importlib.import_module(package)
+    for info in pkgutil.iter_modules(pkg.__path__):
+        if info.name.startswith(prefix):
+            importlib.import_module(f"{package}.{info.name}")
+
+
+def _spec_text(name):
+    path = os.path.join(SPECS, name)
+    return open(path, encoding="utf-8").read() if os.path.exists(path) else None
+
+
+def coreml_spec_layers():
+    """The field names of the `NeuralNetworkLayer` `oneof layer` block."""
+    text = _spec_text("coreml-neuralnetwork.txt")
+    if text is None:
+        return None
+    start = text.index("oneof layer {")
+    block = text[start:text.index("}", start)]
+    return sorted(re.findall(r"^\s*[A-Za-z0-9_.]+\s+([A-Za-z0-9_]+)\s*=\s*\d+;", block, re.M))
+
+
+def coreml_table():
+    from estuary.importers.coreml.registry import LAYERS
+    _import_modules("estuary.importers.coreml", "layers")
+
+    return _table("coreml", "Core ML layer", coreml_spec_layers(), LAYERS, "layer types of the Core ML spec")
+
+
+NNEF_NOT_OPS = {"foo", "bar", "buzz", "fizz", "calculate_condition", "calculate_more_outputs"}
+
+
+def nnef_spec_ops():
+    """Every fragment the NNEF spec declares, minus its syntax examples and private helpers."""
+    text = _spec_text("nnef-1.0.txt")
+    if text is None:
+        return None
+    names = set(re.findall(r"fragment\s+([a-z_0-9]+)\s*[(<]", text))
+    return sorted(n for n in names - NNEF_NOT_OPS if not n.startswith("_"))
+
+
+def nnef_table():
+    from estuary.importers.nnef.registry import EXPANDED, OPS
+    _import_modules("estuary.importers.nnef", "ops")
+
+    return _table("nnef", "NNEF operation", nnef_spec_ops(), set(OPS) | EXPANDED, "operations of NNEF 1.0")
+
+
+def nnapi_spec_ops():
+    """The OperationCode enumerators of the NeuralNetworks.h header, without the prefix."""
+    text = _spec_text("nnapi-neuralnetworks-h.txt")
+    if text is None:
+        return None
+    start = re.search(r"enum\s+OperationCode\s*{", text).start()
+    block = text[start:text.index("}", start)]
+    return sorted(re.findall(r"ANEURALNETWORKS_([A-Z0-9_]+)\s*=", block))
+
+
+def nnapi_table():
+    from estuary.importers.nnapi.registry import OPS
+    _import_modules("estuary.importers.nnapi", "ops")
+
+    names = {code.name for code in OPS}
+    return _table("nnapi", "NNAPI operation", nnapi_spec_ops(), names, "operations of NNAPI (API level 27)")
+
+
+TABLES = {"webnn": webnn_table, "coreml": coreml_table, "nnef": nnef_table, "nnapi": nnapi_table}
 
 
 def render(text):

@@ -28,7 +28,7 @@ def load_model(source):
             model = nnapi.Model.from_json(text)
         except nnapi.NNAPIError as e:
             raise ModelImportError(f"{path}: {e}") from None
-    from estuary.importers.nnapi import ops  # noqa: F401  (registers the converters)
+    from estuary.importers.nnapi import ops, ops_lookup, ops_resize, ops_sequence  # noqa: F401  (registers)
 
     unsupported = [(f"#{i} {code.name}", code.name, "not supported") for i, (code, _, _) in
                    enumerate(model.operations) if code not in OPS]

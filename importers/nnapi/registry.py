@@ -23,6 +23,13 @@ def nnapi_op(*codes):
 
 _DTYPES = {"TENSOR_FLOAT32": "float32", "TENSOR_INT32": "int32", "TENSOR_QUANT8_ASYMM": "uint8"}
 
+# Operations whose API 27 definition accepts TENSOR_QUANT8_ASYMM tensors (DEQUANTIZE: as its input).
+QUANT8_OPS = {"ADD", "AVERAGE_POOL_2D", "CONCATENATION", "CONV_2D", "DEPTHWISE_CONV_2D", "DEPTH_TO_SPACE",
+              "DEQUANTIZE", "FULLY_CONNECTED", "LOGISTIC", "MAX_POOL_2D", "MUL", "RELU", "RELU1", "RELU6",
+              "RESHAPE", "SOFTMAX", "SPACE_TO_DEPTH"}
+# Operations of importers/nnapi/ops.py that are float32 only in API 27.
+FLOAT_ONLY_OPS = {"FLOOR", "L2_NORMALIZATION", "L2_POOL_2D", "LOCAL_RESPONSE_NORMALIZATION", "RNN", "TANH"}
+
 
 class Converter:
     """Walks an NNAPI model's operations in order and maps each onto nn ops."""
@@ -72,7 +79,43 @@ class Converter:
         return v
 
     def _quant_ok(self):
-        return False
+        return self.code is not None and self.code.name in QUANT8_OPS
+
+    # ------------------------------------------------------------ TENSOR_QUANT8_ASYMM helpers
+
+    def quant(self, i):
+        """(scale, zero_point) of operand `i` if it is TENSOR_QUANT8_ASYMM, else None."""
+        op = self.operand(i)
+        return (op.scale, op.zero_point) if op.code.name == "TENSOR_QUANT8_ASYMM" else None
+
+    def require_quant(self, i, what):
+        q = self.quant(i)
+        if q is None:
+            self.fail(f"{what} (operand {i}) must be TENSOR_QUANT8_ASYMM like the input, "
+                      f"got {self.operand(i).code.name}")
+        return q
+
+    def quant_range(self, code, q):
+        """[lo, hi] of a FuseCode activation in the quantized domain of q = (scale, zero_point), as
+        Android's reference computes it (real bounds divided by the scale, rounded half away from zero)."""
+        scale, zp = q
+
+        def at(real):
+            return zp + int(np.sign(real) * np.floor(abs(real) / scale + 0.5))
+
+        bounds = {0: (0, 255), 1: (max(0, zp), 255), 2: (max(0, at(-1.0)), min(255, at(1.0))),
+                  3: (max(0, zp), min(255, at(6.0)))}
+        if code not in bounds:
+            self.fail(f"invalid fused activation code {code}")
+        return bounds[code]
+
+    def requant(self, value, q_in, q_out, lo=0, hi=255):
+        """Re-express uint8 `value` quantized as q_in in q_out, clamped to [lo, hi] (a no-op when the
+        parameters agree and the range is full)."""
+        if q_in == q_out and (lo, hi) == (0, 255):
+            return value
+        return self.op("requantize", [value], input_zero_point=q_in[1], multiplier=q_in[0] / q_out[0],
+                       output_zero_point=q_out[1], output_min=lo, output_max=hi)
 
     def spec(self, value):
         from estuary.dialects.graph import spec_of
@@ -112,11 +155,13 @@ class Converter:
             if 0 in op.dimensions:
                 raise VerificationError(f"{self.path}: model input {n} (operand {i}) has unspecified "
                                         f"dimensions {op.dimensions}; Estuary compiles static shapes")
-            if op.code.name == "TENSOR_QUANT8_ASYMM" and not self._quant_ok():
-                raise VerificationError(f"{self.path}: model input {n}: TENSOR_QUANT8_ASYMM is not supported yet")
             self.values[i] = self.graph.input(f"input{n}", TensorSpec(op.dimensions, _DTYPES[op.code.name]))
         for k, (code, ins, outs) in enumerate(self.model.operations):
             self.code, self.label = code, f"#{k} {code.name}"
+            if code.name in FLOAT_ONLY_OPS:
+                for i in ins:
+                    self.check(self.operand(i).code.name != "TENSOR_QUANT8_ASYMM",
+                               f"operand {i}: TENSOR_QUANT8_ASYMM is not supported by {code.name} (float32 only)")
             OPS[code](self, ins, outs)
             for o in outs:
                 self.check(o in self.values, f"converter did not produce output operand {o}")

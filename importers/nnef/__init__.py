@@ -1,0 +1,44 @@
+"""NNEF models (a folder, a .tar/.tgz/.tar.gz container, or a bare graph.nnef) -> `nn` modules.
+
+    load_model(source, shapes=None)
+
+Converters live in importers/nnef/ops_*.py (each module registers its operations in
+registry.OPS; all of them are imported here). See docs/nnef.md for decisions.
+"""
+import importlib
+import os
+import pkgutil
+
+_LOADED = False
+
+
+def _import_converters():
+    global _LOADED
+    if _LOADED:
+        return
+    package = os.path.dirname(__file__)
+    for info in sorted(pkgutil.iter_modules([package]), key=lambda m: m.name):
+        if info.name.startswith("ops_"):
+            importlib.import_module(f"{__name__}.{info.name}")
+    _LOADED = True
+
+
+def load_model(source, shapes=None):
+    """Import an NNEF model into an NNModule; `shapes` overrides external shapes {name: [dims]}."""
+    import estuary.dialects  # noqa: F401
+    from estuary.importers.nnef.container import ModelFiles
+    from estuary.importers.nnef.converter import Converter
+    from estuary.importers.nnef.loader import infer_shapes, parse
+
+    _import_converters()
+    files = ModelFiles(source)
+    try:
+        text = files.graph_text()
+        quant_text = files.quant_text()
+        graph = infer_shapes(files, parse(files, text, quant_text), shapes, text)
+        return Converter(graph, files, text).convert()
+    finally:
+        files.close()
+
+
+__all__ = ["load_model"]

@@ -18,3 +18,15 @@ def nnef_op(*names):
         return fn
 
     return wrap
+
+# Compound fragments with no converter of their own, supported by the loader's expansion of the
+# fragment's body into primitives (each one has a numeric test all the same).
+EXPANDED = set()
+
+
+def nnef_expanded(*names):
+    """Declare compound fragments that the loader supports by expanding them into primitives."""
+    for name in names:
+        if name in OPS or name in EXPANDED:
+            raise ValueError(f"NNEF operation {name} registered twice")
+        EXPANDED.add(name)

@@ -12,7 +12,7 @@ from estuary.errors import EstuaryError
 def _import(args):
     from estuary.importers import import_model
 
-    nn = import_model(args.model, format=args.format)
+    nn = import_model(args.model, format=args.format, shapes=_shapes(args))
     text = nn.asm(large_elements_limit=None if args.full_constants else 16)
     _write_text(text, args.output)
 
@@ -30,12 +30,26 @@ def _compile(args):
 
     art = estuary.compile(args.model, target=args.target, format=args.format, optimize=not args.no_optimize,
                           cpu=args.target_cpu, extra_flags=args.iree_flag or (), progress=not args.quiet,
-                          disable_passes=args.disable_pass or ())
+                          disable_passes=args.disable_pass or (), shapes=_shapes(args))
     out = args.output or os.path.splitext(os.path.basename(os.fspath(args.model)))[0] + ".vmfb"
     art.save(out)
     t = art.timings
     print(f"wrote {out} ({len(art.vmfb)} bytes) for {args.target} in {t.get('total_s', 0):.2f} s "
           f"(import {t.get('import_s', 0):.2f} s, lower {t.get('lower_s', 0):.2f} s, IREE {t.get('iree_s', 0):.2f} s)")
+
+
+def _shapes(args):
+    """--shape NAME=1x3x224x224 (repeatable) -> {name: [dims]}, or None."""
+    shapes = {}
+    for item in getattr(args, "shape", None) or []:
+        name, sep, dims = item.rpartition("=")
+        try:
+            shapes[name] = [int(d) for d in dims.lower().split("x")]
+        except ValueError:
+            name = ""
+        if not sep or not name or any(d <= 0 for d in shapes.get(name, [0])):
+            raise EstuaryError(f"--shape takes NAME=D1xD2x... with positive extents, got {item!r}")
+    return shapes or None
 
 
 def _parse_inputs(specs, model):
@@ -170,6 +184,8 @@ def build_parser():
     s.add_argument("-o", "--output", help="write MLIR here instead of stdout")
     s.add_argument("--format", choices=formats)
     s.add_argument("--full-constants", action="store_true", help="print large constants in full")
+    s.add_argument("--shape", action="append", metavar="NAME=1x3x224x224",
+                   help="override an input's shape (NNEF external, ...; repeatable)")
     s.set_defaults(fn=_import)
 
     s = sub.add_parser("compile", help="compile a model (or nn/TOSA .mlir) to a .vmfb")
@@ -183,6 +199,8 @@ def build_parser():
                    help="skip one nn-level optimization pass, e.g. nn-layout-nhwc (repeatable)")
     s.add_argument("--iree-flag", action="append", help="extra flag for iree-compile (repeatable)")
     s.add_argument("--quiet", action="store_true", help="no progress messages")
+    s.add_argument("--shape", action="append", metavar="NAME=1x3x224x224",
+                   help="override an input's shape (NNEF external, ...; repeatable)")
     s.set_defaults(fn=_compile)
 
     s = sub.add_parser("run", help="run a .vmfb on .npy inputs")

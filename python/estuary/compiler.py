@@ -76,6 +76,8 @@ def compile_nn(nn, target="llvm-cpu", *, optimize=True, cpu="host", extra_flags=
     _progress(progress, "optimizing and lowering the nn module")
     pipeline.run_default(nn, optimize=optimize, disable=disable_passes)
     timings["lower_s"] = time.perf_counter() - t0
+    if target == "llvm-cpu" and "estuary.keep_f64" in nn.module.operation.attributes:
+        flags = flags + ["--iree-input-demote-f64-to-f32=false"]  # a lowering needs real f64 (lsh_projection)
     t1 = time.perf_counter()
     nn.target = target
     nn.write_signature()

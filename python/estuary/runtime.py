@@ -129,6 +129,17 @@ class Model:
         for (name, shape, dtype), value in zip(self.outputs, results):
             arr = self._to_host(value)
             out[name] = arr.view(dtypes.to_numpy(dtype)).reshape(shape)
+        return self._with_labels(out)
+
+    def _with_labels(self, out):
+        """Classifiers (signature "class_labels"): map the class-index outputs to their labels."""
+        labels = self.signature.get("class_labels")
+        if not labels:
+            return out
+        table = np.asarray(labels, dtype=np.int64 if isinstance(labels[0], int) else None)
+        for name in self.signature.get("label_outputs", []):
+            if name in out:
+                out[name] = table[out[name].astype(np.int64)]
         return out
 
     def _to_host(self, value):

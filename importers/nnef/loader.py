@@ -1,0 +1,115 @@
+"""Parsing graph.nnef (+ graph.quant) with the Khronos `nnef` parser, from text read through ModelFiles.
+
+Every compound fragment without a converter in OPS (standard §4.9 fragments and fragments the
+document defines itself) is expanded by the parser (`lowered=`), repeatedly until only operations
+with converters (or truly unknown ones) remain. Shapes come from the parser's shape inference, with
+`external` shapes overridable by `shapes={name: shape}`.
+"""
+import math
+import re
+
+from estuary.errors import ModelImportError, UnsupportedOpError
+from estuary.importers.nnef.registry import OPS
+
+MAX_ELEMENTS = 1 << 31
+_POSITION = re.compile(r"^(?:Parse|Semantic|Syntax)? ?[Ee]rror in '([^']*)' \[(\d+):(\d+)\]\s*:?\s*(.*)$", re.S)
+
+
+def parse_error(files, err):
+    """ModelImportError for a parser message, naming the file and line ('... in 'input' [12:18] ...')."""
+    text = str(err)
+    m = _POSITION.match(text.strip())
+    if m:
+        source, line, col, detail = m.groups()
+        name = files.graph_path if source != "quantization" else files._where("graph.quant")
+        return ModelImportError(f"{name}:{line}:{col}: {detail.strip() or text}")
+    return ModelImportError(f"{files.graph_path}: {text}")
+
+
+def parse(files, text, quant_text):
+    import nnef
+
+    lowered = set()
+    while True:
+        try:
+            graph = nnef.parse_string(text, quant_text, lowered=sorted(lowered))
+        except nnef.Error as e:
+            raise parse_error(files, e) from None
+        missing = {op.name for op in graph.operations if op.name not in OPS}
+        if not missing - lowered:
+            break
+        lowered |= missing
+    unknown = [(_result_name(op), op.name, "no converter and no fragment body to expand")
+               for op in graph.operations if op.name not in OPS]
+    if unknown:
+        raise UnsupportedOpError(files.graph_path, unknown)
+    return graph
+
+
+def fragment_prefix(text):
+    """The document up to its graph definition (version, extensions, fragment definitions)."""
+    code = re.sub(r"#[^\n]*", "", text)
+    m = re.search(r"\bgraph\b", code)
+    return code[:m.start()] if m else code
+
+
+def parse_text(files, text, shapes_from_text=False):
+    """Parse a synthesized document (no graph.quant) and infer its shapes from its own externals."""
+    graph = parse(files, text, None)
+    return infer_shapes(files, graph, None, text) if shapes_from_text else graph
+
+
+def _result_name(op):
+    for v in op.outputs.values():
+        while isinstance(v, list) and v:
+            v = v[0]
+        return str(v)
+    return op.name
+
+
+def check_shapes(files, shapes, graph):
+    """Validate a `shapes` override against the document's externals; returns {name: [dims]}."""
+    externals = {op.outputs["output"]: op.attribs["shape"] for op in graph.operations if op.name == "external"}
+    out = {}
+    for name, shape in (shapes or {}).items():
+        if name not in externals:
+            raise ModelImportError(f"{files.graph_path}: shape given for {name!r}, which is not an external "
+                                   f"tensor of the graph (externals: {', '.join(map(str, externals)) or 'none'})")
+        try:
+            dims = [int(d) for d in shape]
+        except (TypeError, ValueError):
+            raise ModelImportError(f"{files.graph_path}: invalid shape {shape!r} for {name!r}") from None
+        if len(dims) != len(externals[name]) or any(d <= 0 for d in dims):
+            raise ModelImportError(f"{files.graph_path}: shape {dims} for {name!r} must have "
+                                   f"{len(externals[name])} positive extents (declared {externals[name]})")
+        out[name] = dims
+    for op in graph.operations:
+        if op.name in ("external", "variable", "constant"):
+            dims = out.get(op.outputs["output"], op.attribs["shape"])
+            if any(not isinstance(d, int) or d <= 0 for d in dims):
+                raise ModelImportError(f"{files.graph_path}: {op.name} {op.outputs['output']!r} has invalid "
+                                       f"shape {dims} (extents must be strictly positive)")
+            if math.prod(dims) > MAX_ELEMENTS:
+                raise ModelImportError(f"{files.graph_path}: {op.name} {op.outputs['output']!r} declares shape "
+                                       f"{dims} ({math.prod(dims)} elements), more than the {MAX_ELEMENTS} supported")
+    return out
+
+
+def infer_shapes(files, graph, shapes, text=None):
+    import nnef
+
+    from estuary.importers.nnef.converter import find_line
+
+    overrides = check_shapes(files, shapes, graph)
+    try:
+        nnef.infer_shapes(graph, external_shapes=overrides)
+    except (nnef.Error, AssertionError, ValueError, TypeError, IndexError) as e:
+        m = re.search(r"tensor\(s\) '([^',]+)", str(e))
+        line = find_line(text, m.group(1)) if m else None
+        where = f"{files.graph_path}:{line}" if line else files.graph_path
+        raise ModelImportError(f"{where}: shape inference failed: {e}") from None
+    for t in graph.tensors.values():
+        if t.shape is not None and math.prod(t.shape) > MAX_ELEMENTS:
+            raise ModelImportError(f"{files.graph_path}: tensor {t.name!r} would have shape {list(t.shape)} "
+                                   f"({math.prod(t.shape)} elements), more than the {MAX_ELEMENTS} supported")
+    return graph

@@ -1,0 +1,104 @@
+"""Element-wise operations: unary and binary (§4.2.1, §4.2.2), select (§4.2.3), simplifiers (§4.2.4).
+
+Operands broadcast NNEF-style (trailing singleton axes, `c.align`). Compositions follow the spec's
+own definitions where nn has no single op: round(x) = floor(x + 0.5), sign via comparisons,
+log2(x) = log(x) / log(2), clamp(x, a, b) = max(min(x, b), a).
+"""
+from estuary.importers.nnef import quant
+from estuary.importers.nnef.registry import nnef_op
+
+_UNARY = {"neg": "neg", "rcp": "reciprocal", "exp": "exp", "log": "log", "sin": "sin", "cos": "cos",
+          "tan": "tan", "tanh": "tanh", "abs": "abs", "floor": "floor", "ceil": "ceil", "sqrt": "sqrt",
+          "not": "logical_not", "sinh": "sinh", "cosh": "cosh", "asin": "asin", "acos": "acos",
+          "atan": "atan", "asinh": "asinh", "acosh": "acosh", "atanh": "atanh"}
+
+_BINARY = {"add": "add", "sub": "sub", "mul": "mul", "div": "div", "pow": "pow", "lt": "lesser",
+           "gt": "greater", "le": "lesser_or_equal", "ge": "greater_or_equal", "eq": "equal",
+           "and": "logical_and", "or": "logical_or", "min": "min", "max": "max"}
+
+
+def _x(c, inv):
+    return c.tensor(inv.inputs["x"])
+
+
+def _unary(nn_name):
+    def convert(c, inv):
+        return c.op(nn_name, [_x(c, inv)])
+
+    return convert
+
+
+def _binary(nn_name):
+    def convert(c, inv):
+        x, y = c.align(c.tensor(inv.inputs["x"]), c.tensor(inv.inputs["y"]))
+        return c.op(nn_name, [x, y])
+
+    return convert
+
+
+for _name, _nn in _UNARY.items():
+    nnef_op(_name)(_unary(_nn))
+for _name, _nn in _BINARY.items():
+    nnef_op(_name)(_binary(_nn))
+
+
+@nnef_op("copy")
+def copy(c, inv):
+    return c.op("identity", [_x(c, inv)])
+
+
+@nnef_op("sign")
+def sign(c, inv):
+    return quant.sign(c, _x(c, inv))
+
+
+@nnef_op("round")
+def round_(c, inv):
+    return quant.round_half_up(c, _x(c, inv))
+
+
+@nnef_op("ne")
+def ne(c, inv):
+    x, y = c.align(c.tensor(inv.inputs["x"]), c.tensor(inv.inputs["y"]))
+    return c.op("logical_not", [c.op("equal", [x, y])])
+
+
+@nnef_op("sqr")
+def sqr(c, inv):
+    x = _x(c, inv)
+    return c.op("mul", [x, x])
+
+
+@nnef_op("rsqr")
+def rsqr(c, inv):
+    x = _x(c, inv)
+    return c.op("reciprocal", [c.op("mul", [x, x])])
+
+
+@nnef_op("rsqrt")
+def rsqrt(c, inv):
+    return c.op("reciprocal", [c.op("sqrt", [_x(c, inv)])])
+
+
+@nnef_op("log2")
+def log2(c, inv):
+    return quant.log2(c, _x(c, inv))
+
+
+@nnef_op("select")
+def select(c, inv):
+    cond, t, f = (c.tensor(inv.inputs[k]) for k in ("condition", "true_value", "false_value"))
+    if c.spec(t).dtype != c.spec(f).dtype:  # a literal on one side takes the other side's type
+        if c.spec(t).rank == 0:
+            t = c.op("cast", [t], to=c.spec(f).dtype)
+        else:
+            f = c.op("cast", [f], to=c.spec(t).dtype)
+    cond, t, f = c.align(cond, t, f)
+    return c.op("where", [cond, t, f])
+
+
+@nnef_op("clamp")
+def clamp(c, inv):
+    x, a, b = c.align(*(c.tensor(inv.inputs[k]) for k in ("x", "a", "b")))
+    return c.op("max", [c.op("min", [x, b]), a])
+
