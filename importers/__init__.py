@@ -2,7 +2,9 @@
 
 `import_model(source, format=None)` detects the format from the path or object type.
 """
+import importlib
 import os
+import pkgutil
 
 from estuary.errors import EstuaryError, ModelImportError
 
@@ -64,3 +66,11 @@ def import_model(source, format=None, shapes=None):
         from estuary.importers.nnef import load_model
         return load_model(source, shapes=shapes)
     raise EstuaryError(f"unknown format {format!r}; choose one of {', '.join(FORMATS)}")
+
+
+def import_modules(package, prefix):
+    """Import every module of `package` named prefix* (each registers its converters)."""
+    pkg = importlib.import_module(package)
+    for info in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda m: m.name):
+        if info.name.startswith(prefix):
+            importlib.import_module(f"{package}.{info.name}")

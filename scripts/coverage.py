@@ -59,17 +59,6 @@ def webnn_table():
     return _table("webnn", "WebNN operation", spec, ops, "operations of the WebNN spec", note)
 
 
-def _import_modules(package, prefix):
-    """Import `package` and each of its modules named prefix* (the converter registrations)."""
-    import importlib
-    import pkgutil
-
-    pkg = importlib.import_module(package)
-    for info in pkgutil.iter_modules(pkg.__path__):
-        if info.name.startswith(prefix):
-            importlib.import_module(f"{package}.{info.name}")
-
-
 def _spec_text(name):
     path = os.path.join(SPECS, name)
     return open(path, encoding="utf-8").read() if os.path.exists(path) else None
@@ -86,8 +75,9 @@ def coreml_spec_layers():
 
 
 def coreml_table():
+    from estuary.importers import import_modules
     from estuary.importers.coreml.registry import LAYERS
-    _import_modules("estuary.importers.coreml", "layers")
+    import_modules("estuary.importers.coreml", "layers")
 
     return _table("coreml", "Core ML layer", coreml_spec_layers(), LAYERS, "layer types of the Core ML spec")
 
@@ -105,8 +95,9 @@ def nnef_spec_ops():
 
 
 def nnef_table():
+    from estuary.importers import import_modules
     from estuary.importers.nnef.registry import EXPANDED, OPS
-    _import_modules("estuary.importers.nnef", "ops")
+    import_modules("estuary.importers.nnef", "ops")
 
     return _table("nnef", "NNEF operation", nnef_spec_ops(), set(OPS) | EXPANDED, "operations of NNEF 1.0")
 
@@ -122,8 +113,9 @@ def nnapi_spec_ops():
 
 
 def nnapi_table():
+    from estuary.importers import import_modules
     from estuary.importers.nnapi.registry import OPS
-    _import_modules("estuary.importers.nnapi", "ops")
+    import_modules("estuary.importers.nnapi", "ops")
 
     names = {code.name for code in OPS}
     return _table("nnapi", "NNAPI operation", nnapi_spec_ops(), names, "operations of NNAPI (API level 27)")

@@ -5,22 +5,7 @@ Each NeuralNetworkLayer kind has one converter in a `layers_*.py` module of this
 them are imported here). Layouts, shape mappings and model kinds: importers/coreml/model_kinds.py.
 coremltools is imported only here (an optional extra: pip install estuary[coreml]).
 """
-import importlib
-import os
-import pkgutil
-
-_LOADED = False
-
-
-def _load_layer_modules():
-    global _LOADED
-    if _LOADED:
-        return
-    here = os.path.dirname(__file__)
-    for info in sorted(pkgutil.iter_modules([here]), key=lambda m: m.name):
-        if info.name.startswith("layers_"):
-            importlib.import_module(f"{__name__}.{info.name}")
-    _LOADED = True
+from estuary.importers import import_modules
 
 
 def load_model(source, shapes=None):
@@ -29,5 +14,5 @@ def load_model(source, shapes=None):
     from estuary.importers.coreml.loader import read_model
 
     model, path = read_model(source)
-    _load_layer_modules()
+    import_modules(__name__, "layers_")
     return Converter(model, path, shapes).convert()

@@ -5,22 +5,7 @@
 Converters live in importers/nnef/ops_*.py (each module registers its operations in
 registry.OPS; all of them are imported here). See docs/nnef.md for decisions.
 """
-import importlib
-import os
-import pkgutil
-
-_LOADED = False
-
-
-def _import_converters():
-    global _LOADED
-    if _LOADED:
-        return
-    package = os.path.dirname(__file__)
-    for info in sorted(pkgutil.iter_modules([package]), key=lambda m: m.name):
-        if info.name.startswith("ops_"):
-            importlib.import_module(f"{__name__}.{info.name}")
-    _LOADED = True
+from estuary.importers import import_modules
 
 
 def load_model(source, shapes=None):
@@ -30,7 +15,7 @@ def load_model(source, shapes=None):
     from estuary.importers.nnef.converter import Converter
     from estuary.importers.nnef.loader import infer_shapes, parse
 
-    _import_converters()
+    import_modules(__name__, "ops_")
     files = ModelFiles(source)
     try:
         text = files.graph_text()
