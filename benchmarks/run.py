@@ -6,10 +6,13 @@
     python benchmarks/run.py --flag=--iree-llvmcpu-enable-ukernels=none   # try an extra IREE flag
     python benchmarks/run.py --cpu-flags "--iree-opt-level=O3"   # replace the default CPU flags
     python benchmarks/run.py --threads 1                 # both runtimes on one thread
+    python benchmarks/run.py --format coreml             # compile the Core ML form (webnn, coreml, nnef)
+    python benchmarks/run.py --format all                # every model in every form, one row each
 
-Each model is defined once in ONNX (benchmarks/models.py), converted to WebNN JSON, compiled by
-Estuary in a child process (so compile time and peak RSS are its own), and then both runtimes
-run the same inputs alternately in this process. Outputs are checked to agree.
+Each model is defined once in ONNX (benchmarks/models.py), converted to WebNN JSON (or a Core ML
+.mlmodel, or an NNEF folder: --format), compiled by Estuary in a child process (so compile time
+and peak RSS are its own), and then both runtimes run the same inputs alternately in this
+process. Outputs are checked to agree.
 """
 import argparse
 import json
@@ -25,7 +28,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 import models  # noqa: E402
+import onnx_to_coreml  # noqa: E402
+import onnx_to_nnef  # noqa: E402
 import onnx_to_webnn  # noqa: E402
+
+# the forms Estuary can compile each benchmark model from: converter and file suffix
+FORMATS = {"webnn": (onnx_to_webnn.convert, ".json"), "coreml": (onnx_to_coreml.convert, ".mlmodel"),
+           "nnef": (onnx_to_nnef.convert, ".nnef")}
 
 _CHILD = r"""
 import json, resource, sys, time
@@ -70,15 +79,21 @@ def time_runs(fn, iterations, warmup=3):
     return float(np.median(times)), float(np.min(times))
 
 
-def bench_model(name, workdir, iterations, optimize=True, flags=(), threads=None, cpu_flags=None):
+def emit(model, name, fmt, workdir):
+    """Write `model` in form `fmt` (a FORMATS key) into workdir; returns the path to compile."""
+    convert, suffix = FORMATS[fmt]
+    return convert(model, os.path.join(workdir, f"{name}{suffix}"))
+
+
+def bench_model(name, workdir, iterations, optimize=True, flags=(), threads=None, cpu_flags=None, fmt="webnn"):
     import onnxruntime as ort
 
     import estuary
 
     model, feeds, flops = models.MODELS_ALL[name]()
-    json_path = onnx_to_webnn.convert(model, os.path.join(workdir, f"{name}.json"))
-    vmfb = os.path.join(workdir, f"{name}.vmfb")
-    stats = compile_child(json_path, vmfb, optimize, flags, cpu_flags)
+    model_path = emit(model, name, fmt, workdir)
+    vmfb = os.path.join(workdir, f"{name}.{fmt}.vmfb")
+    stats = compile_child(model_path, vmfb, optimize, flags, cpu_flags)
     est = estuary.load(vmfb, threads=threads)
     opts = ort.SessionOptions()
     if threads:
@@ -96,21 +111,32 @@ def bench_model(name, workdir, iterations, optimize=True, flags=(), threads=None
     e_med, e_min = float(np.median([t[0] for t in est_t])), min(t[1] for t in est_t)
     o_med, o_min = float(np.median([t[0] for t in ort_t])), min(t[1] for t in ort_t)
     est.close()
-    return {"model": name, "estuary_ms": e_med, "estuary_min_ms": e_min, "ort_ms": o_med, "ort_min_ms": o_min,
-            "ratio": e_med / o_med, "gflops": flops / (e_med * 1e-3) / 1e9, "compile_s": stats["compile_s"],
-            "rss_mb": stats["rss_mb"], "vmfb_kb": os.path.getsize(vmfb) / 1024, "rel_err": err}
+    return {"model": name, "format": fmt, "estuary_ms": e_med, "estuary_min_ms": e_min, "ort_ms": o_med,
+            "ort_min_ms": o_min, "ratio": e_med / o_med, "gflops": flops / (e_med * 1e-3) / 1e9,
+            "compile_s": stats["compile_s"], "rss_mb": stats["rss_mb"], "vmfb_kb": os.path.getsize(vmfb) / 1024,
+            "rel_err": err}
+
+
+def geomean(values):
+    return float(np.exp(np.mean(np.log(values))))
 
 
 def table(rows):
-    head = ("| model | Estuary median (min) ms | onnxruntime median (min) ms | ratio | GFLOP/s | "
-            "compile s | peak compile RSS MB | .vmfb KB | max rel. err |")
-    lines = [head, "|" + "---|" * 9]
+    """The markdown table; one form: a line naming it above; several: a `format` column."""
+    formats = list(dict.fromkeys(r["format"] for r in rows))
+    multi = len(formats) > 1
+    head = ("| model |" + (" format |" if multi else "") + " Estuary median (min) ms | onnxruntime median (min) ms "
+            "| ratio | GFLOP/s | compile s | peak compile RSS MB | .vmfb KB | max rel. err |")
+    lines = [] if multi else [f"Estuary compiled the {formats[0]} form\n"]
+    lines += [head, "|" + "---|" * (10 if multi else 9)]
     for r in rows:
-        lines.append(f"| {r['model']} | {r['estuary_ms']:.2f} ({r['estuary_min_ms']:.2f}) | {r['ort_ms']:.2f} "
+        lines.append(f"| {r['model']} |" + (f" {r['format']} |" if multi else "") +
+                     f" {r['estuary_ms']:.2f} ({r['estuary_min_ms']:.2f}) | {r['ort_ms']:.2f} "
                      f"({r['ort_min_ms']:.2f}) | {r['ratio']:.2f} | {r['gflops']:.1f} | {r['compile_s']:.1f} | "
                      f"{r['rss_mb']:.0f} | {r['vmfb_kb']:.0f} | {r['rel_err']:.1e} |")
-    ratios = [r["ratio"] for r in rows]
-    lines.append(f"\ngeometric-mean latency ratio Estuary/onnxruntime: {float(np.exp(np.mean(np.log(ratios)))):.2f}")
+    lines.append(f"\ngeometric-mean latency ratio Estuary/onnxruntime: {geomean([r['ratio'] for r in rows]):.2f}")
+    if multi:
+        lines += [f"  {f}: {geomean([r['ratio'] for r in rows if r['format'] == f]):.2f}" for f in formats]
     return "\n".join(lines)
 
 
@@ -124,17 +150,20 @@ def main(argv=None):
     p.add_argument("--cpu-flags", help="replace Estuary's default llvm-cpu flags (space-separated; '' for none)")
     p.add_argument("--threads", type=int, default=None,
                    help="worker threads for both runtimes (default: each runtime's own, all cores)")
+    p.add_argument("--format", choices=list(FORMATS) + ["all"], default="webnn",
+                   help="which converted form Estuary compiles (all: every model in every form)")
     args = p.parse_args(argv)
+    formats = list(FORMATS) if args.format == "all" else [args.format]
     rows = []
     with tempfile.TemporaryDirectory() as work:
-        for name in args.models.split(","):
+        for name, fmt in [(n, f) for n in args.models.split(",") for f in formats]:
             rows.append(bench_model(name, work, args.iterations, not args.no_optimize, args.flag, args.threads,
-                                   None if args.cpu_flags is None else args.cpu_flags.split()))
+                                   None if args.cpu_flags is None else args.cpu_flags.split(), fmt))
             r = rows[-1]
-            print(f"{name}: estuary {r['estuary_ms']:.2f} ms, onnxruntime {r['ort_ms']:.2f} ms "
+            print(f"{name} ({fmt}): estuary {r['estuary_ms']:.2f} ms, onnxruntime {r['ort_ms']:.2f} ms "
                   f"(x{r['ratio']:.2f}), max rel. err {r['rel_err']:.1e}", file=sys.stderr, flush=True)
             if r["rel_err"] > 1e-3:
-                print(f"warning: {name} outputs differ from onnxruntime (max rel. err {r['rel_err']:.1e})",
+                print(f"warning: {name} ({fmt}) outputs differ from onnxruntime (max rel. err {r['rel_err']:.1e})",
                       file=sys.stderr)
     print(table(rows))
     if args.json:

@@ -20,6 +20,8 @@ def detect_format(source):
     if isinstance(source, dict):
         return "webnn"
     if not isinstance(source, (str, os.PathLike)):
+        if getattr(getattr(source, "DESCRIPTOR", None), "full_name", None) == "CoreML.Specification.Model":
+            return "coreml"  # a Core ML spec message (coremltools' Model_pb2.Model)
         kind = type(source).__module__.split(".")[-1]
         if kind in FORMATS:
             return kind

@@ -13,3 +13,10 @@ python -m pip install -q --upgrade pip
 python -m pip install -q -e '.[test]'
 lit -s lit
 python -m pytest -n "${ESTUARY_TEST_WORKERS:-2}" tests
+# numerics must not depend on the nn-level optimizations: the per-op families they rewrite and the
+# whole-model tests again, with every optimization pass off
+ESTUARY_OPTIMIZE=0 python -m pytest -n "${ESTUARY_TEST_WORKERS:-2}" \
+  tests/ops/test_convolution.py tests/ops/test_pooling.py tests/ops/test_normalization.py tests/ops/test_shape.py \
+  tests/coreml_tests/test_classic_conv.py tests/coreml_tests/test_coreml_example.py tests/nnef_tests/test_conv.py \
+  tests/nnef_tests/test_network.py tests/nnef_tests/test_onnx_conversion.py tests/nnapi_tests/test_mobilenet_quant8.py \
+  tests/test_example.py tests/test_webnn_json.py

@@ -1,17 +1,24 @@
-"""The benchmark script runs end to end on a tiny model (so it cannot rot); no timing asserted."""
+"""The benchmark script runs end to end on a tiny model in each form Estuary compiles (so it cannot
+rot); no timing asserted."""
 import json
 import os
 import subprocess
 import sys
 
+import pytest
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def test_benchmark_tiny(tmp_path):
+@pytest.mark.parametrize("fmt", ["webnn", "coreml", "nnef"])
+def test_benchmark_tiny(tmp_path, fmt):
     out = tmp_path / "rows.json"
     r = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "run.py"), "--models", "tiny",
-                        "--iterations", "3", "--json", str(out)], capture_output=True, text=True, timeout=600)
+                        "--iterations", "3", "--format", fmt, "--json", str(out)],
+                       capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-2000:]
     assert "| tiny |" in r.stdout and "geometric-mean latency ratio" in r.stdout
+    assert f"compiled the {fmt} form" in r.stdout
     rows = json.loads(out.read_text())
+    assert rows[0]["format"] == fmt
     assert rows[0]["rel_err"] < 1e-3  # Estuary and onnxruntime agree on the same inputs

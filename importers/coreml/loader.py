@@ -1,7 +1,9 @@
 """Reading .mlmodel files with coremltools' protobuf schema (coremltools is an optional extra)."""
-import logging
+import importlib
+import importlib.util
 import os
-import warnings
+import sys
+import types
 
 from estuary.errors import ModelImportError
 
@@ -10,32 +12,51 @@ MAX_SPEC_VERSION = 10
 NN_KINDS = ("neuralNetwork", "neuralNetworkClassifier", "neuralNetworkRegressor")
 
 
+_PROTO_PACKAGE = "_estuary_coreml_proto"
+
+
 def model_pb2():
-    """coremltools.proto.Model_pb2, imported quietly (its Linux build lacks the prediction library
-    and says so on import; that does not matter for reading specs)."""
-    loggers = [logging.getLogger(n) for n in ("coremltools", "coremltools.models.model",
-                                                  "coremltools.models.compute_plan")]
-    levels = [lg.level for lg in loggers]
-    for lg in loggers:
-        lg.setLevel(logging.ERROR)
+    """coremltools' generated Model_pb2 schema module.
+
+    Only the generated `coremltools/proto` modules are loaded, as a package of their own: importing
+    `coremltools` itself runs its whole start-up (converters, and torch when installed: seconds and
+    hundreds of MB per compile) for nothing a spec reader needs. A process that has already
+    imported coremltools' schema gets that module, so its messages stay the same classes.
+    """
+    loaded = sys.modules.get("coremltools.proto.Model_pb2")
+    if loaded is not None:
+        return loaded
+    if _PROTO_PACKAGE + ".Model_pb2" in sys.modules:
+        return sys.modules[_PROTO_PACKAGE + ".Model_pb2"]
+    spec = importlib.util.find_spec("coremltools")  # locates the package without running it
+    proto_dir = os.path.join(os.path.dirname(spec.origin), "proto") if spec and spec.origin else None
+    if proto_dir is None or not os.path.isfile(os.path.join(proto_dir, "Model_pb2.py")):
+        raise ModelImportError("reading Core ML models needs coremltools (pip install estuary[coreml])")
+    package = types.ModuleType(_PROTO_PACKAGE)
+    package.__path__ = [proto_dir]
+    sys.modules[_PROTO_PACKAGE] = package
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            from coremltools.proto import Model_pb2
-    except ImportError as e:
-        raise ModelImportError(f"reading Core ML models needs coremltools (pip install estuary[coreml]): {e}") \
-            from None
-    finally:
-        for lg, level in zip(loggers, levels):
-            lg.setLevel(level)
-    return Model_pb2
+        return importlib.import_module(_PROTO_PACKAGE + ".Model_pb2")
+    except Exception as e:  # an incompatible protobuf runtime, a broken install
+        raise ModelImportError(f"cannot load coremltools' Core ML schema from {proto_dir}: {e}") from None
+
+
+def _as_model(source, pb):
+    """`source` as a message of `pb.Model`, if it is a Core ML Model message at all (else None)."""
+    if isinstance(source, pb.Model):
+        return source
+    descriptor = getattr(source, "DESCRIPTOR", None)
+    if getattr(descriptor, "full_name", None) == "CoreML.Specification.Model":
+        return pb.Model.FromString(source.SerializeToString())  # coremltools' own class
+    return None
 
 
 def read_model(source):
     """(Model protobuf, path) of a .mlmodel path, bytes or an already parsed Model message."""
     pb = model_pb2()
-    if isinstance(source, pb.Model):
-        return source, "<coreml model>"
+    model = _as_model(source, pb)
+    if model is not None:
+        return model, "<coreml model>"
     if isinstance(source, (bytes, bytearray)):
         data, path = bytes(source), "<coreml bytes>"
     else:

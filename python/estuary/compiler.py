@@ -65,7 +65,12 @@ def _progress(enabled, message):
         print(f"[estuary] {message}", file=sys.stderr, flush=True)
 
 
-def compile_nn(nn, target="llvm-cpu", *, optimize=True, cpu="host", extra_flags=(), progress=False,
+def _optimize_default(optimize):
+    """`optimize=None` means on, unless ESTUARY_OPTIMIZE=0 (the test suite's passes-off run uses it)."""
+    return os.environ.get("ESTUARY_OPTIMIZE", "1") != "0" if optimize is None else optimize
+
+
+def compile_nn(nn, target="llvm-cpu", *, optimize=None, cpu="host", extra_flags=(), progress=False,
                timings=None, disable_passes=()):
     """Lower an NNModule (in place) and compile it with IREE; returns an Artifact."""
     from estuary.passes import pipeline
@@ -74,7 +79,7 @@ def compile_nn(nn, target="llvm-cpu", *, optimize=True, cpu="host", extra_flags=
     flags = target_flags(target, cpu, extra_flags)
     t0 = time.perf_counter()
     _progress(progress, "optimizing and lowering the nn module")
-    pipeline.run_default(nn, optimize=optimize, disable=disable_passes)
+    pipeline.run_default(nn, optimize=_optimize_default(optimize), disable=disable_passes)
     timings["lower_s"] = time.perf_counter() - t0
     if target == "llvm-cpu" and "estuary.keep_f64" in nn.module.operation.attributes:
         flags = flags + ["--iree-input-demote-f64-to-f32=false"]  # a lowering needs real f64 (lsh_projection)
@@ -115,7 +120,7 @@ def iree_compile(nn, flags):
     return bytes(out.map_memory())
 
 
-def compile(source, target="llvm-cpu", format=None, *, optimize=True, cpu="host", extra_flags=(),
+def compile(source, target="llvm-cpu", format=None, *, optimize=None, cpu="host", extra_flags=(),
             shapes=None, progress=False, disable_passes=()):
     """Compile a model (path, in-memory model object, or NNModule) for `target`."""
     from estuary.importers import import_model

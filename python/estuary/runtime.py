@@ -49,6 +49,15 @@ def _config(driver, threads=None):
     return _CONFIGS[key]
 
 
+def _vm_module(instance, vmfb, where):
+    import iree.runtime as rt
+
+    try:
+        return rt.VmModule.copy_buffer(instance, vmfb)
+    except (RuntimeError, ValueError) as e:
+        raise RuntimeError_(f"{where}: not a valid .vmfb ({e})") from None
+
+
 def _read_signature(vm_module, where):
     fn = vm_module.lookup_function("main")
     if fn is None:
@@ -69,16 +78,15 @@ class Model:
             raise RuntimeError_(f"unknown device {device!r}; choose one of {sorted(k for k in DEVICES if k)}")
         self.driver = DEVICES[device]
         self.where = where
-        self._config = _config(self.driver, threads)
-        try:
-            self._vm_module = rt.VmModule.copy_buffer(self._config.vm_instance, vmfb)
-        except (RuntimeError, ValueError) as e:
-            raise RuntimeError_(f"{where}: not a valid .vmfb ({e})") from None
-        self.signature = _read_signature(self._vm_module, where)
+        # the artefact's target is checked before the device is opened: a CPU .vmfb asked to run
+        # on "vulkan" gets that answer even on a machine without a Vulkan driver
+        self.signature = _read_signature(_vm_module(rt.VmInstance(), vmfb, where), where)
         target = self.signature.get("target")
         if target in TARGET_DRIVERS and self.driver not in TARGET_DRIVERS[target]:
             raise RuntimeError_(f"{where}: compiled for target {target!r}, which device {device!r} "
                                 f"({self.driver}) cannot run; use one of {sorted(TARGET_DRIVERS[target])}")
+        self._config = _config(self.driver, threads)
+        self._vm_module = _vm_module(self._config.vm_instance, vmfb, where)
         try:
             self._context = rt.SystemContext(vm_modules=[self._vm_module], config=self._config)
         except (RuntimeError, ValueError) as e:

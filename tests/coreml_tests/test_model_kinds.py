@@ -186,3 +186,24 @@ def test_image_shape_mappings_and_size_override(tmp_path, rng):
     got = run(path, {"img": img}, shapes={"img": [3, 6, 7]})
     assert got["y"].shape == (1, 3, 6, 7)
     np.testing.assert_array_equal(got["y"][0], 2 * img)
+
+
+def test_reading_a_model_does_not_start_coremltools(tmp_path):
+    """Only coremltools' generated schema is loaded: its package start-up (converters, torch when
+    installed) costs seconds per compile and is not needed to read a spec."""
+    import subprocess
+    import sys
+
+    _, path = _simple(tmp_path)
+    code = ("import sys; from estuary.importers import import_model; import_model(sys.argv[1]); "
+            "print(sorted(m for m in sys.modules if m == 'coremltools' or m.startswith(('coremltools.', 'torch'))))")
+    r = subprocess.run([sys.executable, "-c", code, path], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.strip() == "[]"
+
+
+def test_coremltools_message_objects_import(tmp_path):
+    b, path = _simple(tmp_path)
+    spec = Model_pb2.Model.FromString(open(path, "rb").read())  # coremltools' own message class
+    got = estuary.load(estuary.compile(spec)).run({"x": np.array([-1, 0, 2], np.float32)})["y"]
+    np.testing.assert_array_equal(got.ravel(), [0, 0, 2])
