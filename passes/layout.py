@@ -2,9 +2,9 @@
 
 `nn-layout-nhwc` rewrites each NCHW conv2d / pooling op into transpose -> NHWC op -> transpose
 (NHWC is TOSA's and linalg's native convolution layout). `nn-canonicalize-transposes` then sinks
-transposes below element-wise ops (constants are permuted at compile time), merges consecutive
-transposes and reshapes and drops identities, so a chain of NCHW layers keeps one transpose at
-the model input and one at the output instead of two per layer.
+transposes below element-wise ops, pads and reductions (constants are permuted at compile time),
+merges consecutive transposes and reshapes and drops identities, so a chain of NCHW layers keeps
+one transpose at the model input and one at the output instead of two per layer.
 """
 import numpy as np
 
@@ -174,6 +174,51 @@ def _sink_batch_norm(nn, op):
     return True
 
 
+def _sink_pad(nn, op):
+    """pad(transpose(x, p), b, e) -> transpose(pad(x, b', e'), p): each padding follows its axis."""
+    t = producer(operands(op)[0], "transpose")
+    if t is None:
+        return False
+    perm = _perm(t)
+    a = attrs(op)
+    for key in ("beginning_padding", "ending_padding"):
+        moved = [0] * len(perm)
+        for i, axis in enumerate(perm):
+            moved[axis] = a[key][i]
+        a[key] = moved
+
+    def build():
+        new = graph.create_op("pad", [t.operands[0]], {k: v for k, v in a.items() if v is not None})
+        return _transpose(new, perm)
+
+    replace(nn, op, build)
+    return True
+
+
+def _sink_reduction(nn, op):
+    """reduce(transpose(x, p), axes) -> transpose(reduce(x, p[axes])) (a reshape when only unit
+    dimensions move, as after a global pooling written as reduce_mean over H and W)."""
+    t = producer(operands(op)[0], "transpose")
+    if t is None:
+        return False
+    perm = _perm(t)
+    a = attrs(op)
+    axes = range(len(perm)) if a["axes"] is None else [x % len(perm) for x in a["axes"]]
+    a["axes"] = sorted(perm[x] for x in axes)
+    if a["keep_dimensions"]:
+        after = perm
+    else:  # the kept axes, in x's order after the reduction, back into the transposed order
+        kept = [perm[i] for i in range(len(perm)) if i not in axes]
+        after = [sorted(kept).index(k) for k in kept]
+
+    def build():
+        new = graph.create_op(short(op), [t.operands[0]], {k: v for k, v in a.items() if v is not None})
+        return _transpose(new, after) if after else new
+
+    replace(nn, op, build)
+    return True
+
+
 def _rewrite_once(nn):
     changed = False
     for op in nn_ops(nn.module.operation):
@@ -186,6 +231,10 @@ def _rewrite_once(nn):
             done = _sink(nn, op)
         elif name == "batch_normalization":
             done = _sink_batch_norm(nn, op)
+        elif name == "pad":
+            done = _sink_pad(nn, op)
+        elif REGISTRY.get(name) is not None and REGISTRY[name].family == "reduction":
+            done = _sink_reduction(nn, op)
         else:
             done = False
         changed = changed or done

@@ -15,6 +15,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 
 import models  # noqa: E402
+import onnx_to_coreml  # noqa: E402
 import onnx_to_webnn  # noqa: E402
 
 
@@ -22,7 +23,7 @@ def _net():
     net, rng = models.Net(7), np.random.default_rng(107)
     x = rng.standard_normal((1, 4, 12, 12)).astype(np.float32)
     y = net.node("Relu", [net.bn(net.conv("x", 4, 8, 3, 12), 8)])
-    y = net.node("MaxPool", [y], kernel_shape=[2, 2], strides=[2, 2])
+    y = net.node("MaxPool", [y], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
     scale = net.const((1 + 0.1 * rng.standard_normal((8, 1, 1))).astype(np.float32), "s")
     z = net.node("Mul", [net.bn(net.conv(y, 8, 8, 3, 6, bias=False), 8), scale])
     y = net.node("Relu", [net.node("Add", [z, y])])
@@ -33,12 +34,18 @@ def _net():
     return net.model({"x": x}, ["y"], {"x": x})
 
 
-@pytest.fixture(scope="module")
-def case(tmp_path_factory):
+@pytest.fixture(scope="module", params=["webnn", "coreml"])
+def case(tmp_path_factory, request):
+    """The net as WebNN JSON (NCHW convs) and as a Core ML model (NCHW, explicitly padded pool)."""
     import onnxruntime as ort
 
     model, feeds, _ = _net()
-    path = onnx_to_webnn.convert(model, str(tmp_path_factory.mktemp("passes") / "net.json"))
+    where = tmp_path_factory.mktemp("passes")
+    if request.param == "webnn":
+        path = onnx_to_webnn.convert(model, str(where / "net.json"))
+    else:
+        pytest.importorskip("coremltools")
+        path = onnx_to_coreml.convert(model, str(where / "net.mlmodel"))
     sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     return path, feeds, sess.run(["y"], feeds)[0]
 
@@ -87,3 +94,55 @@ def test_cli_disable_pass(case, tmp_path):
     got = estuary.load(str(out)).run(case[1])["y"]
     np.testing.assert_allclose(got, case[2], rtol=2e-5, atol=2e-5 * float(np.abs(case[2]).max()))
     assert cli.main(["compile", case[0], "-o", str(out), "--quiet", "--disable-pass", "nn-bogus"]) not in (0, None)
+
+
+@pytest.mark.parametrize("keep", [True, False])
+@pytest.mark.parametrize("optimize", [True, False])
+def test_transposes_sink_through_pads_and_reductions(keep, optimize, tmp_path):
+    """NCHW conv (run in NHWC) -> pad -> reductions over kept and dropped axes: the transposes move
+    below the pad and the reductions, and the numbers stay onnxruntime's."""
+    import onnxruntime as ort
+    from onnx import TensorProto, helper, numpy_helper
+
+    from estuary import webnn
+
+    rng = np.random.default_rng(109)
+    x = rng.standard_normal((1, 3, 7, 6)).astype(np.float32)
+    w = rng.standard_normal((5, 3, 3, 3)).astype(np.float32)
+    pads, sum_axes, max_axes = ([0, 0, 1, 2], [0, 0, 3, 0]), [1, 3], [2]
+
+    b = webnn.MLGraphBuilder(webnn.ML().createContext())
+    y = b.relu(b.conv2d(b.input("x", {"dataType": "float32", "shape": list(x.shape)}),
+                        b.constant({"dataType": "float32", "shape": list(w.shape)}, w), {"padding": [1, 1, 1, 1]}))
+    y = b.pad(y, *pads)
+    graph = b.build({"s": b.reduceSum(y, {"axes": sum_axes, "keepDimensions": keep}),
+                     "m": b.reduceMax(y, {"axes": max_axes, "keepDimensions": keep})})
+    path = str(tmp_path / "g.json")
+    graph.to_json(path)
+    got = estuary.load(estuary.compile(path, optimize=optimize)).run({"x": x})
+    if optimize:  # the input's transpose and one after reduce_max; the pad and both reductions run in NHWC
+        from estuary.importers import import_model
+        from estuary.passes.lowering import nn_ops
+
+        nn = pipeline.run(import_model(path), ["nn-verify"] + pipeline.OPTIMIZATIONS)
+        assert [o.name for o in nn_ops(nn.module.operation)].count("nn.transpose") == 2
+
+    def const(name, value):
+        return numpy_helper.from_array(np.asarray(value), name)
+
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]), helper.make_node("Relu", ["c"], ["r"]),
+             helper.make_node("Pad", ["r", "pads"], ["p"]),
+             helper.make_node("ReduceSum", ["p", "sa"], ["s"], keepdims=int(keep)),
+             helper.make_node("ReduceMax", ["p", "ma"], ["m"], keepdims=int(keep))]
+    model = helper.make_model(helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x.shape))],
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in ("s", "m")],
+        [const("w", w), const("pads", np.array(pads[0] + pads[1], np.int64)),
+         const("sa", np.array(sum_axes, np.int64)), const("ma", np.array(max_axes, np.int64))]),
+        opset_imports=[helper.make_opsetid("", 18)])
+    model.ir_version = 8
+    ref = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(["s", "m"],
+                                                                                                  {"x": x})
+    for name, want in zip(("s", "m"), ref):
+        assert got[name].shape == want.shape
+        np.testing.assert_allclose(got[name], want, rtol=1e-5, atol=1e-5)

@@ -53,3 +53,40 @@ func.func @mixed(%x: tensor<2x3x4xf32>, %y: tensor<4x3x2xf32>) -> tensor<3x2x4xf
   %s = "nn.add"(%a, %b) : (tensor<3x2x4xf32>, tensor<3x2x4xf32>) -> tensor<3x2x4xf32>
   return %s : tensor<3x2x4xf32>
 }
+
+// -----
+
+// An explicit pad between NHWC layers (Core ML pools pad this way) runs in NHWC too: the
+// paddings follow their axes and the transposes around it cancel.
+// CHECK-LABEL: func.func @padded_pool
+// CHECK: %[[C:.*]] = "nn.conv2d"({{.*}}input_layout = "nhwc"
+// CHECK: %[[P:.*]] = "nn.pad"(%[[C]]) {beginning_padding = array<i64: 0, 1, 2, 0>, ending_padding = array<i64: 0, 3, 4, 0>{{.*}} -> tensor<1x8x10x2xf32>
+// CHECK: %[[M:.*]] = "nn.max_pool2d"(%[[P]]) {{.*}}layout = "nhwc"
+// CHECK: %[[O:.*]] = "nn.transpose"(%[[M]]) {permutation = array<i64: 0, 3, 1, 2>}
+// CHECK-NOT: nn.transpose
+// CHECK: return %[[O]]
+func.func @padded_pool(%x: tensor<1x3x4x4xf32>) -> tensor<1x2x7x9xf32> {
+  %w = "nn.constant"() {value = dense<1.0> : tensor<2x3x1x1xf32>} : () -> tensor<2x3x1x1xf32>
+  %c = "nn.conv2d"(%x, %w) {operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<1x3x4x4xf32>, tensor<2x3x1x1xf32>) -> tensor<1x2x4x4xf32>
+  %p = "nn.pad"(%c) {beginning_padding = array<i64: 0, 0, 1, 2>, ending_padding = array<i64: 0, 0, 3, 4>, mode = "constant", value = -1.0e+30 : f64} : (tensor<1x2x4x4xf32>) -> tensor<1x2x8x10xf32>
+  %m = "nn.max_pool2d"(%p) {window_dimensions = array<i64: 2, 2>, strides = array<i64: 1, 1>} : (tensor<1x2x8x10xf32>) -> tensor<1x2x7x9xf32>
+  return %m : tensor<1x2x7x9xf32>
+}
+
+// -----
+
+// Reductions read through a transpose: the axes are mapped back, kept unit axes turn the
+// transpose into a reshape, and dropped axes leave a transpose of what remains.
+// CHECK-LABEL: func.func @reductions
+// CHECK-NOT: nn.transpose
+// CHECK: %[[S:.*]] = "nn.reduce_mean"(%arg0) {axes = array<i64: 1, 2>, keep_dimensions = true}
+// CHECK: %[[R:.*]] = "nn.reshape"(%[[S]]) {new_shape = array<i64: 1, 8, 1, 1>}
+// CHECK: %[[M:.*]] = "nn.reduce_max"(%arg0) {axes = array<i64: 1>, keep_dimensions = false} {{.*}} -> tensor<1x5x8xf32>
+// CHECK: %[[T:.*]] = "nn.transpose"(%[[M]]) {permutation = array<i64: 0, 2, 1>}
+// CHECK: return %[[R]], %[[T]]
+func.func @reductions(%x: tensor<1x4x5x8xf32>) -> (tensor<1x8x1x1xf32>, tensor<1x8x5xf32>) {
+  %t = "nn.transpose"(%x) {permutation = array<i64: 0, 3, 1, 2>} : (tensor<1x4x5x8xf32>) -> tensor<1x8x4x5xf32>
+  %s = "nn.reduce_mean"(%t) {axes = array<i64: 2, 3>, keep_dimensions = true} : (tensor<1x8x4x5xf32>) -> tensor<1x8x1x1xf32>
+  %m = "nn.reduce_max"(%t) {axes = array<i64: 2>, keep_dimensions = false} : (tensor<1x8x4x5xf32>) -> tensor<1x8x5xf32>
+  return %s, %m : tensor<1x8x1x1xf32>, tensor<1x8x5xf32>
+}
