@@ -233,7 +233,7 @@ def _rewrite_once(nn):
             done = _sink_batch_norm(nn, op)
         elif name == "pad":
             done = _sink_pad(nn, op)
-        elif REGISTRY.get(name) is not None and REGISTRY[name].family == "reduction":
+        elif name.startswith("reduce_") and "axes" in REGISTRY[name].attrs:  # not arg_max/arg_min (axis)
             done = _sink_reduction(nn, op)
         else:
             done = False

@@ -4,7 +4,6 @@ from estuary.passes.lowering import (  # noqa: F401
     constant,
     convolution,
     elementwise,
-    image,
     indexing,
     lookup,
     math,
@@ -15,7 +14,5 @@ from estuary.passes.lowering import (  # noqa: F401
     random,
     recurrent,
     reduction,
-    sampling,
     shape,
-    volumetric,
 )

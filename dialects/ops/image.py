@@ -1,1 +1,0 @@
-"""Declarations: Image-space ops: crop-and-resize, upsampling and resizing variants."""

@@ -1,1 +1,0 @@
-"""Declarations: Sampling-window ops: argmax pooling, sample/desample, RoI pooling and alignment."""

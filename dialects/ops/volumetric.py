@@ -1,1 +1,0 @@
-"""Declarations: 3-D convolution, deconvolution and pooling (NCDHW)."""

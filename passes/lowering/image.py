@@ -1,1 +1,0 @@
-"""Lowering rules: Image-space ops: crop-and-resize, upsampling and resizing variants."""

@@ -1,1 +1,0 @@
-"""Lowering rules: Sampling-window ops: argmax pooling, sample/desample, RoI pooling and alignment."""

@@ -1,1 +1,0 @@
-"""Lowering rules: 3-D convolution, deconvolution and pooling (NCDHW)."""
