@@ -20,8 +20,10 @@ def detect_format(source):
     if isinstance(source, dict):
         return "webnn"
     if not isinstance(source, (str, os.PathLike)):
-        if getattr(getattr(source, "DESCRIPTOR", None), "full_name", None) == "CoreML.Specification.Model":
-            return "coreml"  # a Core ML spec message (coremltools' Model_pb2.Model)
+        from estuary.importers.coreml.loader import is_model_message
+
+        if is_model_message(source):
+            return "coreml"
         kind = type(source).__module__.split(".")[-1]
         if kind in FORMATS:
             return kind

@@ -155,68 +155,49 @@ def _sink(nn, op):
     return True
 
 
-def _sink_batch_norm(nn, op):
-    x = operands(op)[0]
-    t = producer(x, "transpose")
+def _sink_through(nn, op, remap):
+    """op(transpose(x, p), ...) -> transpose(op'(x, ...), p'), where `remap(p, attrs)` rewrites
+    op's axis attributes in place for x's layout and returns p' (None or [] for no transpose)."""
+    t = producer(operands(op)[0], "transpose")
     if t is None:
         return False
-    perm = _perm(t)
     a = attrs(op)
-    a["axis"] = perm[a["axis"]]
+    after = remap(_perm(t), a)
     groups = operands(op)
 
     def build():
-        new = graph.create_op("batch_normalization", [t.operands[0]] + list(groups[1:]),
+        new = graph.create_op(short(op), [t.operands[0]] + list(groups[1:]),
                               {k: v for k, v in a.items() if v is not None})
-        return _transpose(new, perm)
+        return _transpose(new, after) if after else new
 
     replace(nn, op, build)
     return True
 
 
-def _sink_pad(nn, op):
-    """pad(transpose(x, p), b, e) -> transpose(pad(x, b', e'), p): each padding follows its axis."""
-    t = producer(operands(op)[0], "transpose")
-    if t is None:
-        return False
-    perm = _perm(t)
-    a = attrs(op)
+def _batch_norm_axis(perm, a):
+    a["axis"] = perm[a["axis"]]
+    return perm
+
+
+def _pad_axes(perm, a):
+    """Each padding follows its axis."""
     for key in ("beginning_padding", "ending_padding"):
         moved = [0] * len(perm)
         for i, axis in enumerate(perm):
             moved[axis] = a[key][i]
         a[key] = moved
-
-    def build():
-        new = graph.create_op("pad", [t.operands[0]], {k: v for k, v in a.items() if v is not None})
-        return _transpose(new, perm)
-
-    replace(nn, op, build)
-    return True
+    return perm
 
 
-def _sink_reduction(nn, op):
-    """reduce(transpose(x, p), axes) -> transpose(reduce(x, p[axes])) (a reshape when only unit
-    dimensions move, as after a global pooling written as reduce_mean over H and W)."""
-    t = producer(operands(op)[0], "transpose")
-    if t is None:
-        return False
-    perm = _perm(t)
-    a = attrs(op)
+def _reduction_axes(perm, a):
+    """Reduced axes mapped back; with kept unit axes the transpose after it becomes a reshape (a
+    global pooling written as reduce_mean over H and W), else it orders what remains."""
     axes = range(len(perm)) if a["axes"] is None else [x % len(perm) for x in a["axes"]]
     a["axes"] = sorted(perm[x] for x in axes)
     if a["keep_dimensions"]:
-        after = perm
-    else:  # the kept axes, in x's order after the reduction, back into the transposed order
-        kept = [perm[i] for i in range(len(perm)) if i not in axes]
-        after = [sorted(kept).index(k) for k in kept]
-
-    def build():
-        new = graph.create_op(short(op), [t.operands[0]], {k: v for k, v in a.items() if v is not None})
-        return _transpose(new, after) if after else new
-
-    replace(nn, op, build)
-    return True
+        return perm
+    kept = [perm[i] for i in range(len(perm)) if i not in axes]  # x's axes, in the transposed order
+    return [sorted(kept).index(k) for k in kept]
 
 
 def _rewrite_once(nn):
@@ -230,11 +211,11 @@ def _rewrite_once(nn):
         elif _commutes(name) and len(op.results) == 1:
             done = _sink(nn, op)
         elif name == "batch_normalization":
-            done = _sink_batch_norm(nn, op)
+            done = _sink_through(nn, op, _batch_norm_axis)
         elif name == "pad":
-            done = _sink_pad(nn, op)
+            done = _sink_through(nn, op, _pad_axes)
         elif name.startswith("reduce_") and "axes" in REGISTRY[name].attrs:  # not arg_max/arg_min (axis)
-            done = _sink_reduction(nn, op)
+            done = _sink_through(nn, op, _reduction_axes)
         else:
             done = False
         changed = changed or done

@@ -56,9 +56,10 @@ def test_unknown_device(art):
         estuary.load(art, device="tpu")
 
 
-def test_cpu_artifact_refuses_vulkan_device(art):
+@pytest.mark.parametrize("device", ["vulkan", "cuda"])  # cuda: a device this machine cannot open
+def test_cpu_artifact_refuses_other_devices(art, device):
     with pytest.raises(EstuaryError, match="compiled for target 'llvm-cpu'"):
-        estuary.load(art, device="vulkan")
+        estuary.load(art, device=device)
 
 
 @pytest.mark.parametrize("target", ["cuda", "rocm", "metal-spirv"])

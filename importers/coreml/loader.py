@@ -23,11 +23,9 @@ def model_pb2():
     hundreds of MB per compile) for nothing a spec reader needs. A process that has already
     imported coremltools' schema gets that module, so its messages stay the same classes.
     """
-    loaded = sys.modules.get("coremltools.proto.Model_pb2")
-    if loaded is not None:
-        return loaded
-    if _PROTO_PACKAGE + ".Model_pb2" in sys.modules:
-        return sys.modules[_PROTO_PACKAGE + ".Model_pb2"]
+    for name in ("coremltools.proto.Model_pb2", _PROTO_PACKAGE + ".Model_pb2"):
+        if name in sys.modules:
+            return sys.modules[name]
     spec = importlib.util.find_spec("coremltools")  # locates the package without running it
     proto_dir = os.path.join(os.path.dirname(spec.origin), "proto") if spec and spec.origin else None
     if proto_dir is None or not os.path.isfile(os.path.join(proto_dir, "Model_pb2.py")):
@@ -41,21 +39,16 @@ def model_pb2():
         raise ModelImportError(f"cannot load coremltools' Core ML schema from {proto_dir}: {e}") from None
 
 
-def _as_model(source, pb):
-    """`source` as a message of `pb.Model`, if it is a Core ML Model message at all (else None)."""
-    if isinstance(source, pb.Model):
-        return source
-    descriptor = getattr(source, "DESCRIPTOR", None)
-    if getattr(descriptor, "full_name", None) == "CoreML.Specification.Model":
-        return pb.Model.FromString(source.SerializeToString())  # coremltools' own class
-    return None
+def is_model_message(source):
+    """Whether `source` is a Core ML Model protobuf message (ours or coremltools' own class)."""
+    return getattr(getattr(source, "DESCRIPTOR", None), "full_name", None) == "CoreML.Specification.Model"
 
 
 def read_model(source):
     """(Model protobuf, path) of a .mlmodel path, bytes or an already parsed Model message."""
     pb = model_pb2()
-    model = _as_model(source, pb)
-    if model is not None:
+    if is_model_message(source):  # re-read if it is coremltools' class rather than this schema's
+        model = source if isinstance(source, pb.Model) else pb.Model.FromString(source.SerializeToString())
         return model, "<coreml model>"
     if isinstance(source, (bytes, bytearray)):
         data, path = bytes(source), "<coreml bytes>"

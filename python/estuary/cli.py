@@ -28,8 +28,9 @@ def _write_text(text, output):
 def _compile(args):
     import estuary
 
-    art = estuary.compile(args.model, target=args.target, format=args.format, optimize=False if args.no_optimize else None,
-                          cpu=args.target_cpu, extra_flags=args.iree_flag or (), progress=not args.quiet,
+    art = estuary.compile(args.model, target=args.target, format=args.format,
+                          optimize=False if args.no_optimize else None, cpu=args.target_cpu,
+                          extra_flags=args.iree_flag or (), progress=not args.quiet,
                           disable_passes=args.disable_pass or (), shapes=_shapes(args))
     out = args.output or os.path.splitext(os.path.basename(os.fspath(args.model)))[0] + ".vmfb"
     art.save(out)

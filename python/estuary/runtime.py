@@ -58,6 +58,13 @@ def _vm_module(instance, vmfb, where):
         raise RuntimeError_(f"{where}: not a valid .vmfb ({e})") from None
 
 
+def _check_target(signature, device, driver, where):
+    target = signature.get("target")
+    if target in TARGET_DRIVERS and driver not in TARGET_DRIVERS[target]:
+        raise RuntimeError_(f"{where}: compiled for target {target!r}, which device {device!r} "
+                            f"({driver}) cannot run; use one of {sorted(TARGET_DRIVERS[target])}")
+
+
 def _read_signature(vm_module, where):
     fn = vm_module.lookup_function("main")
     if fn is None:
@@ -78,15 +85,16 @@ class Model:
             raise RuntimeError_(f"unknown device {device!r}; choose one of {sorted(k for k in DEVICES if k)}")
         self.driver = DEVICES[device]
         self.where = where
-        # the artefact's target is checked before the device is opened: a CPU .vmfb asked to run
-        # on "vulkan" gets that answer even on a machine without a Vulkan driver
-        self.signature = _read_signature(_vm_module(rt.VmInstance(), vmfb, where), where)
-        target = self.signature.get("target")
-        if target in TARGET_DRIVERS and self.driver not in TARGET_DRIVERS[target]:
-            raise RuntimeError_(f"{where}: compiled for target {target!r}, which device {device!r} "
-                                f"({self.driver}) cannot run; use one of {sorted(TARGET_DRIVERS[target])}")
-        self._config = _config(self.driver, threads)
+        try:
+            self._config = _config(self.driver, threads)
+        except RuntimeError_:
+            # no such device here: if the artefact could not run on it anyway, say that instead
+            probe = _vm_module(rt.VmInstance(), vmfb, where)
+            _check_target(_read_signature(probe, where), device, self.driver, where)
+            raise
         self._vm_module = _vm_module(self._config.vm_instance, vmfb, where)
+        self.signature = _read_signature(self._vm_module, where)
+        _check_target(self.signature, device, self.driver, where)
         try:
             self._context = rt.SystemContext(vm_modules=[self._vm_module], config=self._config)
         except (RuntimeError, ValueError) as e:
