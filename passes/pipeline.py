@@ -7,6 +7,8 @@ from estuary.passes import PASSES, load_all
 OPTIMIZATIONS = ["nn-fold-constants", "nn-fold-batch-norm", "nn-layout-nhwc", "nn-canonicalize-transposes",
                  "nn-cse", "nn-dce"]
 DEFAULT = ["nn-verify", "lower-nn-to-tosa"]
+# Optimizations inside the IREE compile, switched off the same way (see estuary/cpu_tiles.py).
+IREE_OPTIMIZATIONS = ["cpu-conv-tiles"]
 
 
 def run(nn, names):
@@ -17,8 +19,9 @@ def run(nn, names):
 
 
 def run_default(nn, optimize=True, disable=()):
-    unknown = sorted(set(disable) - set(OPTIMIZATIONS))
+    unknown = sorted(set(disable) - set(OPTIMIZATIONS) - set(IREE_OPTIMIZATIONS))
     if unknown:
-        raise EstuaryError(f"cannot disable pass(es) {unknown}: the optional passes are {OPTIMIZATIONS}")
+        raise EstuaryError(f"cannot disable pass(es) {unknown}: the optional passes are "
+                           f"{OPTIMIZATIONS + IREE_OPTIMIZATIONS}")
     names = ["nn-verify"] + ([n for n in OPTIMIZATIONS if n not in disable] if optimize else []) + ["lower-nn-to-tosa"]
     return run(nn, names)

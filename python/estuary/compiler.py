@@ -44,6 +44,7 @@ class Artifact:
     target: str
     signature: dict
     timings: dict = field(default_factory=dict)
+    stats: dict = field(default_factory=dict)  # e.g. {"cpu_conv_tiles": convolutions retuned}
 
     def save(self, path):
         path = os.fspath(path)
@@ -87,12 +88,29 @@ def compile_nn(nn, target="llvm-cpu", *, optimize=None, cpu="host", extra_flags=
     nn.target = target
     nn.write_signature()
     _progress(progress, f"compiling for {target} with IREE")
-    vmfb = iree_compile(nn, flags)
+    stats = {}
+    retile = target == "llvm-cpu" and _optimize_default(optimize) and "cpu-conv-tiles" not in disable_passes
+    vmfb = iree_compile(nn, flags, retile=retile, stats=stats)
+    if "cpu_conv_tiles" in stats:
+        _progress(progress, f"cpu-conv-tiles: retiled {stats['cpu_conv_tiles']} convolution dispatch(es)")
     timings["iree_s"] = time.perf_counter() - t1
-    return Artifact(vmfb, target, nn.signature(), timings)
+    return Artifact(vmfb, target, nn.signature(), timings, stats)
 
 
-def iree_compile(nn, flags):
+def _execute(session, nn, retile, stats):
+    """Run IREE's pipeline; with `retile`, in two phases around `cpu_tiles.retune`."""
+    from estuary import cpu_tiles
+
+    phased = cpu_tiles.phased_compile(session, nn.module.operation, nn.context) if retile else None
+    if phased is not None:
+        ok, inv, stats["cpu_conv_tiles"], keep = phased
+        return ok, inv, keep
+    inv = session.invocation()
+    inv.import_module(nn.module.operation)
+    return inv.execute(), inv, None
+
+
+def iree_compile(nn, flags, retile=False, stats=None):
     """Hand the module to IREE without printing it; CompileError carries IREE's diagnostics."""
     session = nn.session
     try:
@@ -107,9 +125,7 @@ def iree_compile(nn, flags):
 
     handler = nn.context.attach_diagnostic_handler(collect)
     try:
-        inv = session.invocation()
-        inv.import_module(nn.module.operation)
-        ok = inv.execute()
+        ok, inv, keep = _execute(session, nn, retile, {} if stats is None else stats)
     finally:
         handler.detach()
     if not ok:
@@ -117,6 +133,7 @@ def iree_compile(nn, flags):
         raise CompileError(f"{nn.source}: IREE failed to compile for {' '.join(flags)}:\n  {detail}")
     out = api.Output.open_membuffer()
     inv.output_vm_bytecode(out)
+    del keep  # the configured module the phased invocation borrowed
     return bytes(out.map_memory())
 
 
