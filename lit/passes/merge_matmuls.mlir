@@ -1,0 +1,56 @@
+// RUN: estuary-opt %s --split-input-file --nn-merge-sibling-matmuls | FileCheck %s
+
+// Two products of %x with constant matrices become one product with the weights side by side,
+// sliced back along the last axis.
+// CHECK-LABEL: func.func @matmuls
+// CHECK: "nn.constant"() {value = dense<{{\[\[}}1.000000e+00, 2.000000e+00, 7.000000e+00], [3.000000e+00, 4.000000e+00, 8.000000e+00], [5.000000e+00, 6.000000e+00, 9.000000e+00]]> : tensor<3x3xf32>}
+// CHECK: %[[P:.*]] = "nn.matmul"(%arg0, %{{.*}}) : (tensor<2x3xf32>, tensor<3x3xf32>) -> tensor<2x3xf32>
+// CHECK: "nn.slice"(%[[P]]) {sizes = array<i64: 2, 2>, starts = array<i64: 0, 0>}
+// CHECK: "nn.slice"(%[[P]]) {sizes = array<i64: 2, 1>, starts = array<i64: 0, 2>}
+// CHECK-NOT: nn.matmul
+func.func @matmuls(%x: tensor<2x3xf32>) -> (tensor<2x2xf32>, tensor<2x1xf32>) {
+  %w1 = "nn.constant"() {value = dense<[[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]> : tensor<3x2xf32>} : () -> tensor<3x2xf32>
+  %w2 = "nn.constant"() {value = dense<[[7.0], [8.0], [9.0]]> : tensor<3x1xf32>} : () -> tensor<3x1xf32>
+  %q = "nn.matmul"(%x, %w1) : (tensor<2x3xf32>, tensor<3x2xf32>) -> tensor<2x2xf32>
+  %k = "nn.matmul"(%x, %w2) : (tensor<2x3xf32>, tensor<3x1xf32>) -> tensor<2x1xf32>
+  return %q, %k : tensor<2x2xf32>, tensor<2x1xf32>
+}
+
+// -----
+
+// gemm with the same alpha/beta: transposed B become columns, the row-vector C (a vector and a
+// scalar here) are joined into one row.
+// CHECK-LABEL: func.func @gemms
+// CHECK-DAG: dense<{{\[\[}}1.000000e+00, 4.000000e+00, 7.000000e+00], [2.000000e+00, 5.000000e+00, 8.000000e+00], [3.000000e+00, 6.000000e+00, 9.000000e+00]]> : tensor<3x3xf32>
+// CHECK-DAG: dense<[5.000000e-01, 1.500000e+00, 2.500000e+00]> : tensor<3xf32>
+// CHECK: %[[G:.*]] = "nn.gemm"(%arg0, {{.*}}) {a_transpose = false, alpha = 2.000000e+00 : f64, b_transpose = false
+// CHECK: "nn.slice"(%[[G]]) {sizes = array<i64: 2, 2>, starts = array<i64: 0, 0>}
+// CHECK: "nn.slice"(%[[G]]) {sizes = array<i64: 2, 1>, starts = array<i64: 0, 2>}
+// CHECK-NOT: nn.gemm
+func.func @gemms(%x: tensor<2x3xf32>) -> (tensor<2x2xf32>, tensor<2x1xf32>) {
+  %w1 = "nn.constant"() {value = dense<[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]> : tensor<2x3xf32>} : () -> tensor<2x3xf32>
+  %w2 = "nn.constant"() {value = dense<[[7.0, 8.0, 9.0]]> : tensor<1x3xf32>} : () -> tensor<1x3xf32>
+  %c1 = "nn.constant"() {value = dense<[0.5, 1.5]> : tensor<2xf32>} : () -> tensor<2xf32>
+  %c2 = "nn.constant"() {value = dense<2.5> : tensor<f32>} : () -> tensor<f32>
+  %a = "nn.gemm"(%x, %w1, %c1) {b_transpose = true, alpha = 2.0 : f32, operandSegmentSizes = array<i32: 1, 1, 1>} : (tensor<2x3xf32>, tensor<2x3xf32>, tensor<2xf32>) -> tensor<2x2xf32>
+  %b = "nn.gemm"(%x, %w2, %c2) {b_transpose = true, alpha = 2.0 : f32, operandSegmentSizes = array<i32: 1, 1, 1>} : (tensor<2x3xf32>, tensor<1x3xf32>, tensor<f32>) -> tensor<2x1xf32>
+  return %a, %b : tensor<2x2xf32>, tensor<2x1xf32>
+}
+
+// -----
+
+// Not merged: a weight computed at run time, a different alpha, a C that varies along the rows.
+// CHECK-LABEL: func.func @keep
+// CHECK-COUNT-2: nn.matmul
+// CHECK-COUNT-3: nn.gemm
+// CHECK-NOT: nn.slice
+func.func @keep(%x: tensor<2x3xf32>, %w: tensor<3x2xf32>) -> (tensor<2x2xf32>, tensor<2x2xf32>, tensor<2x2xf32>, tensor<2x2xf32>, tensor<2x2xf32>) {
+  %w1 = "nn.constant"() {value = dense<1.0> : tensor<3x2xf32>} : () -> tensor<3x2xf32>
+  %c = "nn.constant"() {value = dense<[[1.0], [2.0]]> : tensor<2x1xf32>} : () -> tensor<2x1xf32>
+  %p = "nn.matmul"(%x, %w) : (tensor<2x3xf32>, tensor<3x2xf32>) -> tensor<2x2xf32>
+  %q = "nn.matmul"(%x, %w1) : (tensor<2x3xf32>, tensor<3x2xf32>) -> tensor<2x2xf32>
+  %a = "nn.gemm"(%x, %w1) {alpha = 2.0 : f32, operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<2x3xf32>, tensor<3x2xf32>) -> tensor<2x2xf32>
+  %b = "nn.gemm"(%x, %w1) {alpha = 3.0 : f32, operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<2x3xf32>, tensor<3x2xf32>) -> tensor<2x2xf32>
+  %d = "nn.gemm"(%x, %w1, %c) {operandSegmentSizes = array<i32: 1, 1, 1>} : (tensor<2x3xf32>, tensor<3x2xf32>, tensor<2x1xf32>) -> tensor<2x2xf32>
+  return %p, %q, %a, %b, %d : tensor<2x2xf32>, tensor<2x2xf32>, tensor<2x2xf32>, tensor<2x2xf32>, tensor<2x2xf32>
+}

@@ -1,0 +1,86 @@
+"""Sibling products of one value with constant matrices merge into one wider product.
+
+matmul(x, W1), matmul(x, W2), ... with constant 2-D W_i become matmul(x, [W1 W2 ...]) followed by
+one slice per original result along the last axis; gemm(x, B_i, C_i) with the same alpha, beta
+and transposition of x, constant B_i and row-vector (or absent) C_i merge the same way. IREE then
+runs one wider matrix product instead of several narrow ones: a transformer's query, key and value
+projections become one dispatch. Each output element is the same dot product as before.
+"""
+import numpy as np
+from iree.compiler import ir
+
+from estuary.dialects import graph
+from estuary.passes import register
+from estuary.passes.cleanup import dce
+from estuary.passes.lowering import nn_ops
+from estuary.passes.rewrite import attrs, constant, dtype_of, make_constant, operands, shape_of, short
+
+
+def _row(c, n):
+    """A gemm's constant C as a length-n row vector, or None when C varies along the rows."""
+    arr = constant(c)
+    if arr is None or arr.ndim > 2 or (arr.ndim == 2 and arr.shape[0] != 1):
+        return None
+    return np.broadcast_to(arr.reshape(-1), (n,))
+
+
+def _member(op):
+    """(group key, weight as a [K, N] array, bias row or None) of a mergeable product, else None."""
+    kind = short(op)
+    if kind == "matmul":
+        a, b = op.operands
+        w = constant(b)
+        return None if w is None or w.ndim != 2 else ((kind, a, dtype_of(b)), w, None)
+    if kind != "gemm":
+        return None
+    a, b, c = operands(op)
+    at = attrs(op)
+    w = constant(b)
+    if w is None:
+        return None
+    w = w.T if at["b_transpose"] else w
+    row = None if c is None else _row(c, w.shape[1])
+    if c is not None and row is None:
+        return None
+    key = (kind, a, dtype_of(b), at["alpha"], at["beta"], at["a_transpose"], c is None)
+    return key, w, row
+
+
+def _merge(nn, group):
+    """Replace the products in `group` (program order) by one product and slices of it."""
+    first = group[0][0]
+    kind, a, dtype = group[0][1][:3]
+    weights = [w for _, _, w, _ in group]
+    with nn.context, first.location, ir.InsertionPoint(first):
+        w = make_constant(nn, np.concatenate(weights, axis=1), dtype)
+        if kind == "matmul":
+            merged = graph.create_op("matmul", [a, w])
+        else:
+            at = attrs(first)
+            c = None if group[0][3] is None else make_constant(nn, np.concatenate([r for *_, r in group]), dtype)
+            merged = graph.create_op("gemm", [a, w, c], {"alpha": at["alpha"], "beta": at["beta"],
+                                                          "a_transpose": at["a_transpose"], "b_transpose": False})
+    offset = 0
+    for op, _, wi, _ in group:
+        shape = list(shape_of(op.results[0]))
+        starts = [0] * len(shape)
+        starts[-1] = offset
+        offset += wi.shape[1]
+        with nn.context, op.location, ir.InsertionPoint(op):
+            part = graph.create_op("slice", [merged], {"starts": starts, "sizes": shape})
+        op.results[0].replace_all_uses_with(part)
+        op.erase()
+
+
+@register("nn-merge-sibling-matmuls")
+def merge_sibling_matmuls(nn):
+    """Merge matmul/gemm products of one value with constant matrices into one wider product."""
+    groups = {}
+    for op in nn_ops(nn.module.operation):
+        m = _member(op)
+        if m is not None:
+            groups.setdefault(m[0], []).append((op, m[0], m[1], m[2]))
+    for group in groups.values():
+        if len(group) > 1:
+            _merge(nn, group)
+    dce(nn)
