@@ -8,7 +8,7 @@ OPTIMIZATIONS = ["nn-fold-constants", "nn-fold-batch-norm", "nn-layout-nhwc", "n
                  "nn-cse", "nn-merge-sibling-matmuls", "nn-dce"]
 DEFAULT = ["nn-verify", "lower-nn-to-tosa"]
 # Optimizations inside the IREE compile, switched off the same way (see estuary/cpu_tiles.py).
-IREE_OPTIMIZATIONS = ["cpu-conv-tiles"]
+IREE_OPTIMIZATIONS = ["cpu-tiles"]
 
 
 def run(nn, names):

@@ -1,5 +1,5 @@
-"""`cpu-conv-tiles`: the tile rule, and small-image convolutions agreeing with onnxruntime with the
-retuning on and off (3x3 stride 1 and stride 2, 1x1 and a width IREE does not retune)."""
+"""`cpu-tiles`: the tile rules; small-image convolutions (3x3 stride 1 and 2, 1x1, a width IREE
+keeps) and a batch-1 LSTM agree with onnxruntime with the retiling on and off."""
 import os
 import sys
 
@@ -36,6 +36,13 @@ def test_rule_keeps_iree_tiles(shape, tiles):
     assert cpu_tiles.conv_tiles(shape, *tiles) is None
 
 
+def test_matvec_rule_vectorizes_the_reduction():
+    assert cpu_tiles.matvec_tiles(256, [32, 0], [4, 0], [0, 16]) == ([32, 0], [1, 0], [0, 256])
+    assert cpu_tiles.matvec_tiles(1024, [1, 32, 0], [1, 4, 0], [0, 0, 16]) == ([1, 32, 0], [1, 1, 0], [0, 0, 256])
+    assert cpu_tiles.matvec_tiles(40, [8, 0], [4, 0], [0, 16])[2] == [0, 40]
+    assert cpu_tiles.matvec_tiles(256, [32, 0, 0], [4, 0, 0], [0, 16, 16]) is None  # two reductions
+
+
 def _conv_net(hw, c, f, k, stride):
     net, rng = models.Net(11), np.random.default_rng(111)
     x = rng.standard_normal((1, c, hw, hw)).astype(np.float32)
@@ -66,9 +73,9 @@ def test_convolution_matches_onnxruntime(tmp_path, hw, c, f, k, stride, retuned)
     path = onnx_to_webnn.convert(model, str(tmp_path / "conv.json"))
     ref = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(["y"], feeds)[0]
     on = estuary.compile(path)
-    off = estuary.compile(path, disable_passes=["cpu-conv-tiles"])
-    assert on.stats["cpu_conv_tiles"] == (retuned if _has_avx512() else 0)
-    assert "cpu_conv_tiles" not in off.stats
+    off = estuary.compile(path, disable_passes=["cpu-tiles"])
+    assert on.stats["cpu_tiles"] == (retuned if _has_avx512() else 0)
+    assert "cpu_tiles" not in off.stats
     for art in (on, off):
         got = estuary.load(art).run(feeds)["y"]
         np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-4)
@@ -82,17 +89,31 @@ def small_conv(tmp_path_factory):
 
 def test_passes_off_environment_keeps_iree_tiles(small_conv, monkeypatch):
     monkeypatch.setenv("ESTUARY_OPTIMIZE", "0")
-    assert "cpu_conv_tiles" not in estuary.compile(small_conv[0]).stats
+    assert "cpu_tiles" not in estuary.compile(small_conv[0]).stats
 
 
 def test_iree_without_phase_control_compiles_in_one_go(small_conv, monkeypatch):
     path, feeds = small_conv
     monkeypatch.setattr(cpu_tiles, "_phase_setters", lambda: None)
     art = estuary.compile(path)
-    assert "cpu_conv_tiles" not in art.stats
+    assert "cpu_tiles" not in art.stats
     np.testing.assert_allclose(estuary.load(art).run(feeds)["y"],
                                estuary.load(estuary.compile(path, optimize=False)).run(feeds)["y"], rtol=1e-5, atol=1e-5)
 
 
 def test_vulkan_compile_is_not_retiled(small_conv):
-    assert "cpu_conv_tiles" not in estuary.compile(small_conv[0], target="vulkan-spirv").stats
+    assert "cpu_tiles" not in estuary.compile(small_conv[0], target="vulkan-spirv").stats
+
+
+@pytest.mark.parametrize("hidden", [16, 40])
+def test_lstm_matches_onnxruntime(tmp_path, hidden):
+    import onnxruntime as ort
+
+    model, feeds, _ = models.lstm(steps=5, inputs=12, hidden=hidden, classes=3)
+    path = onnx_to_webnn.convert(model, str(tmp_path / "lstm.json"))
+    ref = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(["y"], feeds)[0]
+    on = estuary.compile(path)
+    off = estuary.compile(path, disable_passes=["cpu-tiles"])
+    assert on.stats["cpu_tiles"] == (4 if _has_avx512() else 0)  # steps 2..5 (step 1's state is zero)
+    for art in (on, off):
+        np.testing.assert_allclose(estuary.load(art).run(feeds)["y"], ref, rtol=1e-5, atol=1e-5)

@@ -1,15 +1,18 @@
 // RUN: estuary-opt %s --split-input-file --nn-verify --lower-nn-to-tosa | FileCheck %s
 
-// One GRU step: one matmul for the input projection of every gate, one for the recurrent one,
-// gates sliced out of the [.., 3 * hiddenSize] results; the reset gate multiplies the recurrent
-// projection (resetAfter); h' = z * h + n * (1 - z).
+// One GRU step: one matmul for the input projection of every gate, gates sliced out of its
+// [.., 3 * hiddenSize] result; with batch 1 the three gates' recurrent products are one
+// linalg.generic (a dot product per hidden unit, tagged for cpu-tiles) from a zero fill; the reset
+// gate multiplies the recurrent n product (resetAfter); h' = z * h + n * (1 - z).
 // CHECK-LABEL: func.func @gru_cell
 // CHECK-SAME: (%[[X:.*]]: tensor<1x2xf32>, %[[W:.*]]: tensor<9x2xf32>, %[[R:.*]]: tensor<9x3xf32>, %[[H:.*]]: tensor<1x3xf32>)
 // CHECK: %[[X3:.*]] = tosa.reshape %[[X]]
 // CHECK: %[[WT:.*]] = tosa.transpose %{{.*}} perms([0, 2, 1]) : (tensor<1x9x2xf32>) -> tensor<1x2x9xf32>
 // CHECK: tosa.matmul %[[X3]], %[[WT]], {{.*}} -> tensor<1x1x9xf32>
-// CHECK: %[[RT:.*]] = tosa.transpose %{{.*}} perms([0, 2, 1]) : (tensor<1x9x3xf32>) -> tensor<1x3x9xf32>
-// CHECK: tosa.matmul %{{.*}}, %[[RT]], {{.*}} -> tensor<1x1x9xf32>
+// CHECK: %[[Z:.*]] = linalg.fill
+// CHECK: %[[P:.*]]:3 = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins({{.*}} : tensor<3xf32>, tensor<3x3xf32>, tensor<3x3xf32>, tensor<3x3xf32>) outs(%[[Z]], %[[Z]], %[[Z]] : {{.*}}) attrs = {estuary.recurrent_matvec}
+// CHECK: arith.mulf
+// CHECK: arith.addf
 // CHECK: linalg.generic
 // CHECK: math.exp
 // CHECK: linalg.generic
@@ -28,17 +31,17 @@ func.func @gru_cell(%x: tensor<1x2xf32>, %w: tensor<9x2xf32>, %r: tensor<9x3xf32
 // -----
 
 // Backward: the input is reversed in time once; with resetAfter false both biases are summed into
-// the input projection, and each step has a [3 x 2h] (z, r) and a [3 x h] (n, after the reset) matmul.
-// The sequence stacks the steps by iteration.
+// the input projection, and each step has a (z, r) recurrent product (one generic, batch 1) and a
+// [3 x h] matmul for n, after the reset. The sequence stacks the steps by iteration.
 // CHECK-LABEL: func.func @gru_backward
 // CHECK: %[[B:.*]] = tosa.add %arg3, %arg4 : (tensor<1x9xf32>, tensor<1x9xf32>) -> tensor<1x9xf32>
 // CHECK: tosa.reverse %arg0 axis(0) : (tensor<2x1x2xf32>) -> tensor<2x1x2xf32>
 // CHECK: tosa.matmul {{.*}} -> tensor<1x2x9xf32>
 // CHECK: tosa.reshape %[[B]]
-// CHECK: tosa.matmul {{.*}} : (tensor<1x1x3xf32>, tensor<1x3x6xf32>, {{.*}}) -> tensor<1x1x6xf32>
+// CHECK: linalg.generic {{.*}} outs({{.*}} : tensor<3xf32>, tensor<3xf32>) attrs = {estuary.recurrent_matvec}
 // CHECK: tosa.matmul {{.*}} : (tensor<1x1x3xf32>, tensor<1x3x3xf32>, {{.*}}) -> tensor<1x1x3xf32>
 // CHECK: %[[S0:.*]] = tosa.reshape {{.*}} -> tensor<1x1x1x3xf32>
-// CHECK: tosa.matmul {{.*}} : (tensor<1x1x3xf32>, tensor<1x3x6xf32>, {{.*}}) -> tensor<1x1x6xf32>
+// CHECK: linalg.generic {{.*}} outs({{.*}} : tensor<3xf32>, tensor<3xf32>) attrs = {estuary.recurrent_matvec}
 // CHECK: tosa.matmul {{.*}} : (tensor<1x1x3xf32>, tensor<1x3x3xf32>, {{.*}}) -> tensor<1x1x3xf32>
 // CHECK: tosa.tanh
 // CHECK: %[[H:.*]] = tosa.add
@@ -53,7 +56,7 @@ func.func @gru_backward(%x: tensor<2x1x2xf32>, %w: tensor<1x9x2xf32>, %r: tensor
 // -----
 
 // Both directions: the forward and the time-reversed input are the batch of one input matmul and
-// the two directions' states are the batch of each step's recurrent matmul.
+// the two directions' states are the batch of each step's recurrent matmul (batch 2: a matmul).
 // CHECK-LABEL: func.func @lstm_both
 // CHECK: %[[REV:.*]] = tosa.reverse %arg0 axis(0)
 // CHECK: %[[RF:.*]] = tosa.reshape %[[REV]]
@@ -78,7 +81,8 @@ func.func @lstm_both(%x: tensor<3x2x2xf32>, %w: tensor<2x8x2xf32>, %r: tensor<2x
 // CHECK-SAME: %[[C:arg4]]: tensor<1x2xf16>
 // CHECK: %[[CW:.*]] = tosa.cast %[[C]] : (tensor<1x2xf16>) -> tensor<1x2xf32>
 // CHECK: %[[C3:.*]] = tosa.reshape %[[CW]]
-// CHECK-COUNT-2: tosa.matmul
+// CHECK: tosa.matmul
+// CHECK: linalg.generic {{.*}} outs({{.*}} : tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) attrs = {estuary.recurrent_matvec}
 // CHECK: tosa.mul %[[C3]]
 // CHECK: tosa.mul %[[C3]]
 // CHECK: tosa.mul %[[C3]]

@@ -44,7 +44,7 @@ class Artifact:
     target: str
     signature: dict
     timings: dict = field(default_factory=dict)
-    stats: dict = field(default_factory=dict)  # e.g. {"cpu_conv_tiles": convolutions retuned}
+    stats: dict = field(default_factory=dict)  # e.g. {"cpu_tiles": ops whose IREE tiles were rewritten}
 
     def save(self, path):
         path = os.fspath(path)
@@ -89,10 +89,10 @@ def compile_nn(nn, target="llvm-cpu", *, optimize=None, cpu="host", extra_flags=
     nn.write_signature()
     _progress(progress, f"compiling for {target} with IREE")
     stats = {}
-    retile = target == "llvm-cpu" and _optimize_default(optimize) and "cpu-conv-tiles" not in disable_passes
+    retile = target == "llvm-cpu" and _optimize_default(optimize) and "cpu-tiles" not in disable_passes
     vmfb = iree_compile(nn, flags, retile=retile, stats=stats)
-    if "cpu_conv_tiles" in stats:
-        _progress(progress, f"cpu-conv-tiles: retiled {stats['cpu_conv_tiles']} convolution dispatch(es)")
+    if "cpu_tiles" in stats:
+        _progress(progress, f"cpu-tiles: retiled {stats['cpu_tiles']} convolution or recurrent dispatch(es)")
     timings["iree_s"] = time.perf_counter() - t1
     return Artifact(vmfb, target, nn.signature(), timings, stats)
 
@@ -103,7 +103,7 @@ def _execute(session, nn, retile, stats):
 
     phased = cpu_tiles.phased_compile(session, nn.module.operation, nn.context) if retile else None
     if phased is not None:
-        ok, inv, stats["cpu_conv_tiles"], keep = phased
+        ok, inv, stats["cpu_tiles"], keep = phased
         return ok, inv, keep
     inv = session.invocation()
     inv.import_module(nn.module.operation)

@@ -286,6 +286,12 @@ def test_nn_references(rng):
     {"direction": "both", "layout": "rzn", "rbias": False},
     {"acts": ("sigmoid", "relu"), "init": True},
     {"steps": 1, "seq": True, "batch": 1},
+    # batch 1 takes the per-gate product (one linalg.generic per step) instead of a matmul
+    {"batch": 1, "seq": True},
+    {"batch": 1, "reset_after": False, "init": True},
+    {"batch": 1, "direction": "both", "layout": "rzn", "rbias": False, "init": True},
+    {"batch": 1, "direction": "both", "reset_after": False, "bias": False, "seq": True},
+    {"batch": 1, "steps": 5, "hs": 20, "size": 7, "acts": ("sigmoid", "relu")},
 ])
 def test_gru(kw, rng):
     case = Case(rng, "gru", **kw)
@@ -302,6 +308,8 @@ def test_gru_torch_layout(kw, rng):
     ("onnxruntime", {"reset_after": False, "rbias": False}),
     ("onnxruntime", {"acts": ("relu", "tanh"), "bias": False}),
     ("torch", {"layout": "rzn"}),
+    ("onnxruntime", {"batch": 1}),
+    ("torch", {"layout": "rzn", "batch": 1, "reset_after": True}),
 ])
 def test_gru_cell(oracle, kw, rng):
     case = Case(rng, "gru", steps=1, init=True, cell=True, **kw)
@@ -319,6 +327,10 @@ def test_gru_cell(oracle, kw, rng):
     {"direction": "both", "seq": True, "init": True, "peephole": "if"},
     {"layout": "ifgo", "peephole": "if", "bias": False},
     {"acts": ("sigmoid", "relu", "tanh"), "direction": "both"},
+    {"batch": 1, "seq": True},  # batch 1: the per-gate product
+    {"batch": 1, "direction": "both", "seq": True, "init": True, "peephole": "if"},
+    {"batch": 1, "layout": "ifgo", "bias": False, "direction": "backward", "seq": True},
+    {"batch": 1, "steps": 6, "hs": 40, "size": 9, "init": True},
 ])
 def test_lstm(kw, rng):
     case = Case(rng, "lstm", **kw)
@@ -329,6 +341,7 @@ def test_lstm(kw, rng):
     {"init": True},
     {"direction": "backward", "seq": True, "layout": "ifgo"},
     {"direction": "both", "seq": True, "init": True, "steps": 4, "hs": 8},
+    {"batch": 1, "direction": "both", "seq": True, "init": True},
 ])
 def test_lstm_peephole(kw, rng):
     """Output-gate peepholes on the incoming cell state (WebNN), where ONNX differs."""
@@ -346,6 +359,8 @@ def test_lstm_torch_layout(kw, rng):
     ("onnxruntime", {"peephole": "if"}),
     ("spec", {"peephole": "iof", "layout": "ifgo", "rbias": False}),
     ("torch", {"layout": "ifgo"}),
+    ("onnxruntime", {"peephole": "if", "batch": 1}),
+    ("torch", {"layout": "ifgo", "batch": 1}),
 ])
 def test_lstm_cell(oracle, kw, rng):
     case = Case(rng, "lstm", steps=1, init=True, cell=True, **kw)
