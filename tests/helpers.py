@@ -120,3 +120,25 @@ def assert_accumulated(actual, expected, n, ulp_per_term=2):
     ok |= np.isnan(actual) & np.isnan(expected)
     assert ok.all(), (f"{(~ok).sum()} of {ok.size} elements off (n={n}, atol={atol:.3g}); got "
                       f"{actual[~ok][:5]}, expected {expected[~ok][:5]}")
+
+
+def onnx_model_case(model, feeds, where, form):
+    """An ONNX model (benchmarks/models.py style, output "y") written as WebNN JSON or a Core ML
+    model under `where`, with onnxruntime's output as the expected value: (path, feeds, expected)."""
+    import os
+    import sys
+
+    import onnxruntime as ort
+    import pytest
+
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks"))
+    import onnx_to_coreml
+    import onnx_to_webnn
+
+    if form == "webnn":
+        path = onnx_to_webnn.convert(model, str(where / "net.json"))
+    else:
+        pytest.importorskip("coremltools")
+        path = onnx_to_coreml.convert(model, str(where / "net.mlmodel"))
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    return path, feeds, sess.run(["y"], feeds)[0]

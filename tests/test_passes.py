@@ -15,8 +15,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 
 import models  # noqa: E402
-import onnx_to_coreml  # noqa: E402
-import onnx_to_webnn  # noqa: E402
+from helpers import onnx_model_case  # noqa: E402
 
 
 def _net():
@@ -37,17 +36,8 @@ def _net():
 @pytest.fixture(scope="module", params=["webnn", "coreml"])
 def case(tmp_path_factory, request):
     """The net as WebNN JSON (NCHW convs) and as a Core ML model (NCHW, explicitly padded pool)."""
-    import onnxruntime as ort
-
     model, feeds, _ = _net()
-    where = tmp_path_factory.mktemp("passes")
-    if request.param == "webnn":
-        path = onnx_to_webnn.convert(model, str(where / "net.json"))
-    else:
-        pytest.importorskip("coremltools")
-        path = onnx_to_coreml.convert(model, str(where / "net.mlmodel"))
-    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    return path, feeds, sess.run(["y"], feeds)[0]
+    return onnx_model_case(model, feeds, tmp_path_factory.mktemp("passes"), request.param)
 
 
 @pytest.mark.parametrize("optimize, disable", [
