@@ -36,7 +36,7 @@ MATVEC_VECTOR = 256   # reduction elements per vector op (256 > 128 > 64 > IREE'
 
 def _ints(text, key):
     m = re.search(key + r" = \[([0-9, ]*)\]", text)
-    return [int(x) for x in m.group(1).split(",")] if m else None
+    return [int(x) for x in m.group(1).split(",") if x.strip()] if m else None
 
 
 def conv_tiles(out_shape, distribution, vector, reduction):
@@ -65,6 +65,14 @@ def _config(distribution, vector, reduction):
                               f"vector_common_parallel = {vector}, vector_reduction = {reduction}>")
 
 
+def _shape(value):
+    """The static shape of a ranked tensor value, else None."""
+    try:
+        return list(ir.RankedTensorType(value.type).shape)
+    except ValueError:
+        return None
+
+
 def _blocks(op):
     for region in op.regions:
         for block in region.blocks:
@@ -80,12 +88,11 @@ def _retune_function(func, conv):
         lists = [_ints(text, k) for k in ("distribution", "vector_common_parallel", "vector_reduction")]
         if None in lists:
             continue
-        if MATVEC_TAG in op.attributes:
-            choice = matvec_tiles(ir.RankedTensorType(op.operands[0].type).shape[-1], *lists)
-        elif conv and len(op.results) == 1:
-            choice = conv_tiles(list(ir.RankedTensorType(op.results[0].type).shape), *lists)
-        else:
-            choice = None
+        choice = None
+        if MATVEC_TAG in op.attributes and op.operands and _shape(op.operands[0]):
+            choice = matvec_tiles(_shape(op.operands[0])[-1], *lists)
+        elif conv and len(op.results) == 1 and _shape(op.results[0]) is not None:
+            choice = conv_tiles(_shape(op.results[0]), *lists)
         if choice:
             op.attributes["lowering_config"] = _config(*choice)
             changed += 1
