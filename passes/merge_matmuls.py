@@ -46,18 +46,29 @@ def _member(op):
     return key, w, row
 
 
-def _merge(nn, group):
+def _joined(nn, cache, key, build):
+    """One constant per distinct set of merged operands: an unrolled recurrent network merges the
+    same weights at every step."""
+    if key not in cache:
+        cache[key] = build()
+    return cache[key]
+
+
+def _merge(nn, group, cache):
     """Replace the products in `group` (program order) by one product and slices of it."""
     first = group[0][0]
     kind, a, dtype = group[0][1][:3]
     weights = [w for _, _, w, _ in group]
+    sources = tuple(op.operands[1] for op, *_ in group)
     with nn.context, first.location, ir.InsertionPoint(first):
-        w = make_constant(nn, np.concatenate(weights, axis=1), dtype)
+        w = _joined(nn, cache, ("w", sources), lambda: make_constant(nn, np.concatenate(weights, axis=1), dtype))
         if kind == "matmul":
             merged = graph.create_op("matmul", [a, w])
         else:
             at = attrs(first)
-            c = None if group[0][3] is None else make_constant(nn, np.concatenate([r for *_, r in group]), dtype)
+            rows = [r for *_, r in group]
+            c = None if rows[0] is None else _joined(nn, cache, ("c", tuple(op.operands[2] for op, *_ in group)),
+                                                      lambda: make_constant(nn, np.concatenate(rows), dtype))
             merged = graph.create_op("gemm", [a, w, c], {"alpha": at["alpha"], "beta": at["beta"],
                                                           "a_transpose": at["a_transpose"], "b_transpose": False})
     offset = 0
@@ -80,7 +91,8 @@ def merge_sibling_matmuls(nn):
         m = _member(op)
         if m is not None:
             groups.setdefault(m[0], []).append((op, m[0], m[1], m[2]))
-    for group in groups.values():
+    cache = {}
+    for group in groups.values():  # in order of their first products, so a cached constant dominates
         if len(group) > 1:
-            _merge(nn, group)
+            _merge(nn, group, cache)
     dce(nn)
