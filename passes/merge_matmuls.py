@@ -24,13 +24,23 @@ def _row(c, n):
     return np.broadcast_to(arr.reshape(-1), (n,))
 
 
+def _rows(a, k):
+    return int(np.prod(shape_of(a))) // max(k, 1)
+
+
 def _member(op):
-    """(group key, weight as a [K, N] array, bias row or None) of a mergeable product, else None."""
+    """(group key, weight as a [K, N] array, bias row or None) of a mergeable product, else None.
+
+    A one-row product (a vector times matrices, as in an unrolled recurrence) stays as it is: it
+    is bound by reading the weights, and the slices after a merged one only add work (a Core ML
+    LSTM, merged: 0.66 -> 0.80 ms)."""
     kind = short(op)
     if kind == "matmul":
         a, b = op.operands
         w = constant(b)
-        return None if w is None or w.ndim != 2 else ((kind, a, dtype_of(b)), w, None)
+        if w is None or w.ndim != 2 or _rows(a, w.shape[0]) == 1:
+            return None
+        return (kind, a, dtype_of(b)), w, None
     if kind != "gemm":
         return None
     a, b, c = operands(op)
@@ -39,6 +49,8 @@ def _member(op):
     if w is None:
         return None
     w = w.T if at["b_transpose"] else w
+    if _rows(a, w.shape[0]) == 1:
+        return None
     row = None if c is None else _row(c, w.shape[1])
     if c is not None and row is None:
         return None
