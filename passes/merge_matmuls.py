@@ -58,7 +58,7 @@ def _member(op):
     return key, w, row
 
 
-def _joined(nn, cache, key, build):
+def _joined(cache, key, build):
     """One constant per distinct set of merged operands: an unrolled recurrent network merges the
     same weights at every step."""
     if key not in cache:
@@ -73,13 +73,13 @@ def _merge(nn, group, cache):
     weights = [w for _, _, w, _ in group]
     sources = tuple(op.operands[1] for op, *_ in group)
     with nn.context, first.location, ir.InsertionPoint(first):
-        w = _joined(nn, cache, ("w", sources), lambda: make_constant(nn, np.concatenate(weights, axis=1), dtype))
+        w = _joined(cache, ("w", sources), lambda: make_constant(nn, np.concatenate(weights, axis=1), dtype))
         if kind == "matmul":
             merged = graph.create_op("matmul", [a, w])
         else:
             at = attrs(first)
             rows = [r for *_, r in group]
-            c = None if rows[0] is None else _joined(nn, cache, ("c", tuple(op.operands[2] for op, *_ in group)),
+            c = None if rows[0] is None else _joined(cache, ("c", tuple(op.operands[2] for op, *_ in group)),
                                                       lambda: make_constant(nn, np.concatenate(rows), dtype))
             merged = graph.create_op("gemm", [a, w, c], {"alpha": at["alpha"], "beta": at["beta"],
                                                           "a_transpose": at["a_transpose"], "b_transpose": False})
@@ -102,7 +102,7 @@ def merge_sibling_matmuls(nn):
     for op in nn_ops(nn.module.operation):
         m = _member(op)
         if m is not None:
-            groups.setdefault(m[0], []).append((op, m[0], m[1], m[2]))
+            groups.setdefault(m[0], []).append((op, *m))
     cache = {}
     for group in groups.values():  # in order of their first products, so a cached constant dominates
         if len(group) > 1:

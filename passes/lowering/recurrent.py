@@ -18,6 +18,7 @@ from iree.compiler import ir
 from iree.compiler.dialects import arith, linalg, tensor, tosa
 from iree.compiler.dialects import math as mathd
 
+from estuary.cpu_tiles import MATVEC_TAG
 from estuary.dialects.ops.recurrent import GRU_ACTIVATIONS, LSTM_ACTIVATIONS, PEEPHOLE_GATES
 from estuary.passes.lowering import common as C
 from estuary.passes.lowering import lower
@@ -102,9 +103,6 @@ def _as_dirs(t):
     return None if t is None else C.reshape(t, [C.shape_of(t)[0], 1, C.shape_of(t)[1]])
 
 
-MATVEC_TAG = "estuary.recurrent_matvec"
-
-
 def _gate_products(h, rw, gates, order, hidden):
     """{gate: h · rw[gate]^T} for a batch-1 step: h [nd, 1, K], rw [nd, G, K] with blocks in
     `order`; one linalg.generic with a zero-initialized result per gate (an input as the init of
@@ -167,6 +165,9 @@ class _Unrolled:
         xs = [C.reshape(x, flat) if direction != "backward" else reverse] + ([reverse] if self.nd == 2 else [])
         # [nd, steps * batch, G]: every step's input projection, bias included
         self.projection = _plus(_matmul(C.concat(xs, 0), _transposed(w)), _as_dirs(bias))
+        # batch 1: recurrent products per gate (_gate_products); a constant network is left to
+        # IREE's const-eval
+        self.per_gate = self.batch == 1 and not _constant(x)
 
     def input_at(self, step):
         """[nd, batch, G]: the input projection that iteration `step` consumes in each direction."""
@@ -195,10 +196,9 @@ def _gru(x, w, rw, bias, rbias, h0, hidden, reset_after, return_sequence, direct
         bias = rbias if bias is None else _add(bias, rbias)  # both biases sit outside the reset product
         rbias = None
     net = _Unrolled(x, w, bias, direction, hidden)
-    per_gate = net.batch == 1 and not _constant(x)  # a constant network is left to IREE's const-eval
-    rt = None if per_gate and reset_after else _transposed(rw)  # [nd, h, 3h]
+    rt = None if net.per_gate and reset_after else _transposed(rw)  # [nd, h, 3h]
     if not reset_after:  # "zrn" and "rzn" both end in n
-        zr_weight = None if per_gate else C.slice_(rt, [0, 0, 0], [net.nd, hidden, 2 * hidden])
+        zr_weight = None if net.per_gate else C.slice_(rt, [0, 0, 0], [net.nd, hidden, 2 * hidden])
         n_weight = C.slice_(rt, [0, 0, 2 * hidden], [net.nd, hidden, hidden])
     one = C.const(np.ones((1, 1, 1)), "float32")
 
@@ -209,7 +209,7 @@ def _gru(x, w, rw, bias, rbias, h0, hidden, reset_after, return_sequence, direct
         def rb(name):
             return None if rbias is None else _gate(_as_dirs(rbias), layout, name, hidden)
 
-        if per_gate:
+        if net.per_gate:
             rp = _gate_products(h, rw, layout if reset_after else "zr", layout, hidden)
             z_pre, r_pre = (_plus(_gate(xp, layout, name, hidden), rp[name], rb(name)) for name in "zr")
             rn = _plus(rp["n"], rb("n")) if reset_after else None
@@ -232,13 +232,12 @@ def _lstm(x, w, rw, bias, rbias, peephole, h0, c0, hidden, return_sequence, dire
     """float32 LSTM values: [hidden, cell (+ sequence)]."""
     f, g, hh = activations or LSTM_ACTIVATIONS
     net = _Unrolled(x, w, rbias if bias is None else _plus(bias, rbias), direction, hidden)
-    per_gate = net.batch == 1 and not _constant(x)  # a constant network is left to IREE's const-eval
-    rt = None if per_gate else _transposed(rw)  # [nd, h, 4h]
+    rt = None if net.per_gate else _transposed(rw)  # [nd, h, 4h]
     peep = _as_dirs(peephole)  # [nd, 1, 3h], packed i, o, f
 
     def step(s, states):
         h, c = states
-        if per_gate:
+        if net.per_gate:
             xp, rp = net.input_at(s), _gate_products(h, rw, layout, layout, hidden)
             pre = {name: _add(_gate(xp, layout, name, hidden), rp[name]) for name in layout}
         else:

@@ -30,7 +30,7 @@ PIPELINE = "ConvTileAndDecomposeExpert"
 MAX_WIDTH = 14        # output widths up to this gain (7 and 14 measured); 28 and 56 do not
 CHANNELS = 64         # output channels per register tile and per workgroup
 REDUCTION_UNROLL = 4  # input channels per step of the reduction loop (8 spills, 1 stalls)
-MATVEC_TAG = "estuary.recurrent_matvec"
+MATVEC_TAG = "estuary.recurrent_matvec"  # set by passes/lowering/recurrent.py
 MATVEC_VECTOR = 256   # reduction elements per vector op (256 > 128 > 64 > IREE's 16, measured)
 
 
@@ -89,10 +89,12 @@ def _retune_function(func, conv):
         if None in lists:
             continue
         choice = None
-        if MATVEC_TAG in op.attributes and op.operands and _shape(op.operands[0]):
-            choice = matvec_tiles(_shape(op.operands[0])[-1], *lists)
-        elif conv and len(op.results) == 1 and _shape(op.results[0]) is not None:
-            choice = conv_tiles(_shape(op.results[0]), *lists)
+        if MATVEC_TAG in op.attributes:
+            reduced = _shape(op.operands[0]) if op.operands else None
+            choice = matvec_tiles(reduced[-1], *lists) if reduced else None
+        elif conv and len(op.results) == 1:
+            out = _shape(op.results[0])
+            choice = conv_tiles(out, *lists) if out is not None else None
         if choice:
             op.attributes["lowering_config"] = _config(*choice)
             changed += 1
@@ -135,7 +137,7 @@ def _phase_setters():
 def phased_compile(session, module_op, context):
     """Compile `module_op` to executable configurations, retune them, and finish the compile.
 
-    Returns (ok, invocation holding the result, number of retuned convolutions, the configured
+    Returns (ok, invocation holding the result, number of retiled ops, the configured
     module, which the invocation borrows: keep it alive while using the invocation), or None
     when this IREE build has no phase control."""
     setters = _phase_setters()
