@@ -13,6 +13,7 @@ from estuary.dialects import graph
 from estuary.passes import register
 from estuary.passes.cleanup import dce
 from estuary.passes.lowering import nn_ops
+from estuary.passes.lowering.matvec import vector_form
 from estuary.passes.rewrite import attrs, constant, dtype_of, make_constant, operands, shape_of, short
 
 
@@ -31,14 +32,12 @@ def _rows(a, k):
 def _member(op):
     """(group key, weight as a [K, N] array, bias row or None) of a mergeable product, else None.
 
-    A one-row product (a vector times matrices, as in an unrolled recurrence) stays as it is: it
-    is bound by reading the weights, and the slices after a merged one only add work (a Core ML
-    LSTM, merged: 0.66 -> 0.80 ms)."""
+    (One-row products are judged as a group: _worth_merging.)"""
     kind = short(op)
     if kind == "matmul":
         a, b = op.operands
         w = constant(b)
-        if w is None or w.ndim != 2 or _rows(a, w.shape[0]) == 1:
+        if w is None or w.ndim != 2:
             return None
         return (kind, a, dtype_of(b)), w, None
     if kind != "gemm":
@@ -49,13 +48,22 @@ def _member(op):
     if w is None:
         return None
     w = w.T if at["b_transpose"] else w
-    if _rows(a, w.shape[0]) == 1:
-        return None
     row = None if c is None else _row(c, w.shape[1])
     if c is not None and row is None:
         return None
     key = (kind, a, dtype_of(b), at["alpha"], at["beta"], at["a_transpose"], c is None)
     return key, w, row
+
+
+def _worth_merging(group):
+    """Several products, and for one-row products (a vector times matrices, as in an unrolled
+    recurrence) a merged matrix small enough for the vector form (lowering/matvec.py): merged into
+    IREE's one-row kernel instead, a Core ML LSTM got slower (0.66 -> 0.80 ms); merged into the
+    vector form it got faster (0.50 -> 0.46 ms)."""
+    if len(group) < 2:
+        return False
+    key, w = group[0][1], group[0][2]
+    return _rows(key[1], w.shape[0]) > 1 or vector_form(w.shape[0], sum(g[2].shape[1] for g in group))
 
 
 def _joined(cache, key, build):
@@ -105,6 +113,6 @@ def merge_sibling_matmuls(nn):
             groups.setdefault(m[0], []).append((op, *m))
     cache = {}
     for group in groups.values():  # in order of their first products, so a cached constant dominates
-        if len(group) > 1:
+        if _worth_merging(group):
             _merge(nn, group, cache)
     dce(nn)

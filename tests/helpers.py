@@ -123,8 +123,9 @@ def assert_accumulated(actual, expected, n, ulp_per_term=2):
 
 
 def onnx_model_case(model, feeds, where, form):
-    """An ONNX model (benchmarks/models.py style, output "y") written as WebNN JSON or a Core ML
-    model under `where`, with onnxruntime's output as the expected value: (path, feeds, expected)."""
+    """An ONNX model (benchmarks/models.py style, output "y") written as WebNN JSON, a Core ML
+    model or an NNEF folder (form "webnn", "coreml", "nnef") under `where`, with onnxruntime's
+    output as the expected value: (path, feeds, expected)."""
     import os
     import sys
 
@@ -133,10 +134,14 @@ def onnx_model_case(model, feeds, where, form):
 
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks"))
     import onnx_to_coreml
+    import onnx_to_nnef
     import onnx_to_webnn
 
     if form == "webnn":
         path = onnx_to_webnn.convert(model, str(where / "net.json"))
+    elif form == "nnef":
+        pytest.importorskip("nnef_tools")
+        path = onnx_to_nnef.convert(model, str(where / "net.nnef"))
     else:
         pytest.importorskip("coremltools")
         path = onnx_to_coreml.convert(model, str(where / "net.mlmodel"))

@@ -1,6 +1,7 @@
 """`nn-merge-sibling-matmuls`: products of one input with several constant matrices (two gemms with
 bias, two matmuls) agree with onnxruntime merged and unmerged, in the WebNN (matmul/gemm) and
-Core ML (innerProduct -> gemm) forms."""
+Core ML (innerProduct -> gemm) forms, with six rows and with one (a vector: the merged products take
+the vector form of the lowering)."""
 import os
 import sys
 
@@ -18,9 +19,9 @@ import models  # noqa: E402
 from helpers import onnx_model_case  # noqa: E402
 
 
-def _net():
+def _net(rows):
     net, rng = models.Net(13), np.random.default_rng(113)
-    x = rng.standard_normal((6, 16)).astype(np.float32)
+    x = rng.standard_normal((rows, 16)).astype(np.float32)
     g1, g2 = net.gemm("x", 16, 8), net.gemm("x", 16, 8)
     m1, m2 = (net.node("MatMul", ["x", net.weight((16, 8))]) for _ in range(2))
     net.node("Add", [net.node("Mul", [g1, g2]), net.node("Mul", [m1, m2])])
@@ -28,10 +29,11 @@ def _net():
     return net.model({"x": x}, ["y"], {"x": x})
 
 
-@pytest.fixture(scope="module", params=["webnn", "coreml"])
+@pytest.fixture(scope="module", params=[("webnn", 6), ("coreml", 6), ("webnn", 1), ("coreml", 1)])
 def case(tmp_path_factory, request):
-    model, feeds, _ = _net()
-    return onnx_model_case(model, feeds, tmp_path_factory.mktemp("merge"), request.param)
+    form, rows = request.param
+    model, feeds, _ = _net(rows)
+    return onnx_model_case(model, feeds, tmp_path_factory.mktemp("merge"), form)
 
 
 def _products(path, disable=()):

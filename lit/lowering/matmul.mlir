@@ -81,3 +81,51 @@ func.func @gemm_f16(%a: tensor<3x4xf16>, %b: tensor<4x5xf16>, %c: tensor<f16>) -
   %0 = "nn.gemm"(%a, %b, %c) {beta = 0.1 : f64, operandSegmentSizes = array<i32: 1, 1, 1>} : (tensor<3x4xf16>, tensor<4x5xf16>, tensor<f16>) -> tensor<3x5xf16>
   return %0 : tensor<3x5xf16>
 }
+
+// -----
+
+// One row times a constant matrix (16 x 600): one multi-result generic tagged for cpu-tiles, a
+// result per block of 200 columns (at most 256 each), over the transposed matrix; then joined.
+// CHECK-LABEL: func.func @vector_times_constant
+// CHECK-NOT: tosa.matmul
+// CHECK: tosa.transpose {{.*}} perms([1, 0]) : (tensor<16x600xf32>) -> tensor<600x16xf32>
+// CHECK-COUNT-3: tosa.slice {{.*}} -> tensor<200x16xf32>
+// CHECK: %[[P:.*]]:3 = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins({{.*}} : tensor<16xf32>, tensor<200x16xf32>, tensor<200x16xf32>, tensor<200x16xf32>) {{.*}} attrs = {estuary.matvec}
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// CHECK: tosa.concat %[[P]]#0, %[[P]]#1, %[[P]]#2 axis(0) {{.*}} -> tensor<600xf32>
+// CHECK: tosa.reshape {{.*}} -> tensor<1x600xf32>
+func.func @vector_times_constant(%a: tensor<1x16xf32>) -> tensor<1x600xf32> {
+  %w = "nn.constant"() {value = dense<0.5> : tensor<16x600xf32>} : () -> tensor<16x600xf32>
+  %0 = "nn.matmul"(%a, %w) : (tensor<1x16xf32>, tensor<16x600xf32>) -> tensor<1x600xf32>
+  return %0 : tensor<1x600xf32>
+}
+
+// -----
+
+// Not the vector form: a matrix computed at run time, a reduction under 16, two rows.
+// CHECK-LABEL: func.func @vector_kept
+// CHECK-NOT: linalg.generic
+// CHECK-COUNT-3: tosa.matmul
+func.func @vector_kept(%a: tensor<1x16xf32>, %b: tensor<16x8xf32>, %c: tensor<1x8xf32>, %d: tensor<2x16xf32>) -> (tensor<1x8xf32>, tensor<1x8xf32>, tensor<2x8xf32>) {
+  %w = "nn.constant"() {value = dense<0.5> : tensor<8x8xf32>} : () -> tensor<8x8xf32>
+  %w2 = "nn.constant"() {value = dense<0.5> : tensor<16x8xf32>} : () -> tensor<16x8xf32>
+  %0 = "nn.matmul"(%a, %b) : (tensor<1x16xf32>, tensor<16x8xf32>) -> tensor<1x8xf32>
+  %1 = "nn.matmul"(%c, %w) : (tensor<1x8xf32>, tensor<8x8xf32>) -> tensor<1x8xf32>
+  %2 = "nn.matmul"(%d, %w2) : (tensor<2x16xf32>, tensor<16x8xf32>) -> tensor<2x8xf32>
+  return %0, %1, %2 : tensor<1x8xf32>, tensor<1x8xf32>, tensor<2x8xf32>
+}
+
+// -----
+
+// N = 3 makes two blocks of 2: the transposed matrix gets a zero row, the joined result is sliced.
+// CHECK-LABEL: func.func @vector_padded
+// CHECK: tosa.pad {{.*}} -> tensor<4x16xf32>
+// CHECK: linalg.generic {{.*}} ins({{.*}} : tensor<16xf32>, tensor<2x16xf32>, tensor<2x16xf32>) {{.*}} attrs = {estuary.matvec}
+// CHECK: tosa.concat {{.*}} -> tensor<4xf32>
+// CHECK: tosa.slice {{.*}} -> tensor<3xf32>
+func.func @vector_padded(%a: tensor<1x16xf32>) -> tensor<1x3xf32> {
+  %w = "nn.constant"() {value = dense<0.5> : tensor<16x3xf32>} : () -> tensor<16x3xf32>
+  %0 = "nn.matmul"(%a, %w) : (tensor<1x16xf32>, tensor<16x3xf32>) -> tensor<1x3xf32>
+  return %0 : tensor<1x3xf32>
+}

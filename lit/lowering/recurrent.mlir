@@ -10,7 +10,7 @@
 // CHECK: %[[WT:.*]] = tosa.transpose %{{.*}} perms([0, 2, 1]) : (tensor<1x9x2xf32>) -> tensor<1x2x9xf32>
 // CHECK: tosa.matmul %[[X3]], %[[WT]], {{.*}} -> tensor<1x1x9xf32>
 // CHECK: %[[Z:.*]] = linalg.fill
-// CHECK: %[[P:.*]]:3 = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins({{.*}} : tensor<3xf32>, tensor<3x3xf32>, tensor<3x3xf32>, tensor<3x3xf32>) outs(%[[Z]], %[[Z]], %[[Z]] : {{.*}}) attrs = {estuary.recurrent_matvec}
+// CHECK: %[[P:.*]]:3 = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins({{.*}} : tensor<3xf32>, tensor<3x3xf32>, tensor<3x3xf32>, tensor<3x3xf32>) outs(%[[Z]], %[[Z]], %[[Z]] : {{.*}}) attrs = {estuary.matvec}
 // CHECK: arith.mulf
 // CHECK: arith.addf
 // CHECK: linalg.generic
@@ -38,10 +38,10 @@ func.func @gru_cell(%x: tensor<1x2xf32>, %w: tensor<9x2xf32>, %r: tensor<9x3xf32
 // CHECK: tosa.reverse %arg0 axis(0) : (tensor<2x1x2xf32>) -> tensor<2x1x2xf32>
 // CHECK: tosa.matmul {{.*}} -> tensor<1x2x9xf32>
 // CHECK: tosa.reshape %[[B]]
-// CHECK: linalg.generic {{.*}} outs({{.*}} : tensor<3xf32>, tensor<3xf32>) attrs = {estuary.recurrent_matvec}
+// CHECK: linalg.generic {{.*}} outs({{.*}} : tensor<3xf32>, tensor<3xf32>) attrs = {estuary.matvec}
 // CHECK: tosa.matmul {{.*}} : (tensor<1x1x3xf32>, tensor<1x3x3xf32>, {{.*}}) -> tensor<1x1x3xf32>
 // CHECK: %[[S0:.*]] = tosa.reshape {{.*}} -> tensor<1x1x1x3xf32>
-// CHECK: linalg.generic {{.*}} outs({{.*}} : tensor<3xf32>, tensor<3xf32>) attrs = {estuary.recurrent_matvec}
+// CHECK: linalg.generic {{.*}} outs({{.*}} : tensor<3xf32>, tensor<3xf32>) attrs = {estuary.matvec}
 // CHECK: tosa.matmul {{.*}} : (tensor<1x1x3xf32>, tensor<1x3x3xf32>, {{.*}}) -> tensor<1x1x3xf32>
 // CHECK: tosa.tanh
 // CHECK: %[[H:.*]] = tosa.add
@@ -82,7 +82,7 @@ func.func @lstm_both(%x: tensor<3x2x2xf32>, %w: tensor<2x8x2xf32>, %r: tensor<2x
 // CHECK: %[[CW:.*]] = tosa.cast %[[C]] : (tensor<1x2xf16>) -> tensor<1x2xf32>
 // CHECK: %[[C3:.*]] = tosa.reshape %[[CW]]
 // CHECK: tosa.matmul
-// CHECK: linalg.generic {{.*}} outs({{.*}} : tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) attrs = {estuary.recurrent_matvec}
+// CHECK: linalg.generic {{.*}} outs({{.*}} : tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) attrs = {estuary.matvec}
 // CHECK: tosa.mul %[[C3]]
 // CHECK: tosa.mul %[[C3]]
 // CHECK: tosa.mul %[[C3]]

@@ -75,7 +75,8 @@ func.func @shared(%x: tensor<2x2xf32>, %y: tensor<2x2xf32>) -> (tensor<2x1xf32>,
 
 // -----
 
-// One-row products (a vector times two matrices) stay apart.
+// One-row products (a vector times matrices) stay apart when the merged matrix is too small for
+// the vector form of the lowering (K < 16)...
 // CHECK-LABEL: func.func @vector
 // CHECK-COUNT-2: "nn.matmul"
 // CHECK-NOT: nn.slice
@@ -85,4 +86,21 @@ func.func @vector(%x: tensor<1x2xf32>) -> (tensor<1x1xf32>, tensor<1x1xf32>) {
   %a = "nn.matmul"(%x, %w1) : (tensor<1x2xf32>, tensor<2x1xf32>) -> tensor<1x1xf32>
   %b = "nn.matmul"(%x, %w2) : (tensor<1x2xf32>, tensor<2x1xf32>) -> tensor<1x1xf32>
   return %a, %b : tensor<1x1xf32>, tensor<1x1xf32>
+}
+
+// -----
+
+// ... and merge when it takes the vector form (K = 16, 16 x 4 elements).
+// CHECK-LABEL: func.func @vector_merged
+// CHECK: "nn.constant"() {value = dense<1.000000e+00> : tensor<16x4xf32>}
+// CHECK: %[[P:.*]] = "nn.matmul"(%arg0, %{{.*}}) : (tensor<1x16xf32>, tensor<16x4xf32>) -> tensor<1x4xf32>
+// CHECK: "nn.slice"(%[[P]]) {sizes = array<i64: 1, 2>, starts = array<i64: 0, 0>}
+// CHECK: "nn.slice"(%[[P]]) {sizes = array<i64: 1, 2>, starts = array<i64: 0, 2>}
+// CHECK-NOT: nn.matmul
+func.func @vector_merged(%x: tensor<1x16xf32>) -> (tensor<1x2xf32>, tensor<1x2xf32>) {
+  %w1 = "nn.constant"() {value = dense<1.0> : tensor<16x2xf32>} : () -> tensor<16x2xf32>
+  %w2 = "nn.constant"() {value = dense<1.0> : tensor<16x2xf32>} : () -> tensor<16x2xf32>
+  %a = "nn.matmul"(%x, %w1) : (tensor<1x16xf32>, tensor<16x2xf32>) -> tensor<1x2xf32>
+  %b = "nn.matmul"(%x, %w2) : (tensor<1x16xf32>, tensor<16x2xf32>) -> tensor<1x2xf32>
+  return %a, %b : tensor<1x2xf32>, tensor<1x2xf32>
 }

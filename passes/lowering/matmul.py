@@ -12,6 +12,7 @@ from iree.compiler.dialects import arith, tosa
 from estuary.dialects.ops.matmul import as_dtype
 from estuary.passes.lowering import common as C
 from estuary.passes.lowering import lower
+from estuary.passes.lowering.matvec import BLOCK, is_constant, row_products, vector_form
 
 
 def _f32():
@@ -35,10 +36,13 @@ def _zero_point(v):
 def batched_matmul(a, b, batch):
     """[..., M, K] x [..., K, N] with the batch dims broadcast to `batch`; float32 result.
 
-    When b is a single matrix, a's batch folds into its rows (one [1, B*M, K] product, no tiling)."""
+    When b is a single matrix, a's batch folds into its rows (one [1, B*M, K] product, no tiling);
+    a single row times a small constant matrix is a tagged generic instead (matvec.py)."""
     sa, sb = C.shape_of(a), C.shape_of(b)
     m, k, n = sa[-2], sa[-1], sb[-1]
     nb = math.prod(batch)
+    if math.prod(sb[:-2]) == 1 and nb * m == 1 and vector_form(k, n) and is_constant(b):
+        return C.reshape(_row_times_matrix(C.reshape(a, [k]), C.reshape(b, [k, n])), list(batch) + [m, n])
     if math.prod(sb[:-2]) == 1:
         a3, b3 = C.reshape(a, [1, nb * m, k]), C.reshape(b, [1, k, n])
     else:
@@ -46,6 +50,21 @@ def batched_matmul(a, b, batch):
         b3 = C.reshape(C.broadcast_to(b, list(batch) + [k, n]), [nb, k, n])
     y = tosa.matmul(C.tensor_type(C.shape_of(a3)[:2] + [n], _f32()), a3, b3, _zero_point(a3), _zero_point(b3))
     return C.reshape(y, list(batch) + [m, n])
+
+
+def _row_times_matrix(v, b):
+    """v [K] x constant b [K, N] -> [1, N]: one tagged generic with a result per block of at most
+    BLOCK columns (at least two, so IREE sees no contraction). A generic's results share one
+    iteration space, so the blocks are equal: N is padded with zero columns when needed."""
+    k, n = C.shape_of(b)
+    parts = max(2, -(-n // BLOCK))
+    size = -(-n // parts)
+    bt = C.transpose(_to_f32(b), [1, 0])
+    if parts * size != n:
+        bt = C.pad_constant(bt, [(0, parts * size - n), (0, 0)], 0, "float32")
+    ws = [C.slice_(bt, [i * size, 0], [size, k]) for i in range(parts)]
+    y = C.concat(row_products(_to_f32(v), ws), 0)
+    return C.reshape(y if parts * size == n else C.slice_(y, [0], [n]), [1, n])
 
 
 @lower("matmul")

@@ -7,7 +7,7 @@ The arithmetic is the spec's decomposition (§7.7.20, 21, 28, 29), arranged for 
   direction is reversed in time first, so iteration `s` reads row block `s` in each direction);
 - all gates share one matmul, then gates are sliced out by the layout's gate order; with batch 1
   the recurrent product is instead one multi-result `linalg.generic` (a dot product per gate unit,
-  tagged `estuary.recurrent_matvec`), which IREE does not turn into its latency-bound one-row
+  tagged `estuary.matvec`), which IREE does not turn into its latency-bound one-row
   matmul kernel and which `cpu-tiles` vectorizes along the reduction (LSTM benchmark 2.2x faster).
 With return_sequence, the sequence is stacked by iteration, as the spec's decomposition does.
 Cells run as one step of a one-direction network. float16 is computed in float32 and rounded
@@ -15,13 +15,13 @@ once at the end.
 """
 import numpy as np
 from iree.compiler import ir
-from iree.compiler.dialects import arith, linalg, tensor, tosa
+from iree.compiler.dialects import arith, tosa
 from iree.compiler.dialects import math as mathd
 
-from estuary.cpu_tiles import MATVEC_TAG
 from estuary.dialects.ops.recurrent import GRU_ACTIVATIONS, LSTM_ACTIVATIONS, PEEPHOLE_GATES
 from estuary.passes.lowering import common as C
 from estuary.passes.lowering import lower
+from estuary.passes.lowering.matvec import is_constant, row_products
 
 FLOAT_MAX = float(np.finfo(np.float32).max)
 
@@ -105,45 +105,13 @@ def _as_dirs(t):
 
 def _gate_products(h, rw, gates, order, hidden):
     """{gate: h · rw[gate]^T} for a batch-1 step: h [nd, 1, K], rw [nd, G, K] with blocks in
-    `order`; one linalg.generic with a zero-initialized result per gate (an input as the init of
-    a result that is fused into a consumer makes IREE 3.13 write into a read-only buffer).
-    Unit dimensions are left out, so IREE keeps the op (and its tag) as built."""
+    `order`; one tagged multi-result generic (matvec.row_products)."""
     nd, _, k = C.shape_of(h)
     lead = [nd] if nd > 1 else []
-    t = C.tensor_type(lead + [hidden], _f32())
     weights = [C.reshape(C.slice_(rw, [0, order.index(g) * hidden, 0], [nd, hidden, k]), lead + [hidden, k])
                for g in gates]
-    n = len(lead)  # loops: (direction,) unit, reduction
-    d = [ir.AffineDimExpr.get(i) for i in range(n + 2)]
-    maps = ([ir.AffineMap.get(n + 2, 0, d[:n] + [d[n + 1]])] + [ir.AffineMap.get(n + 2, 0, d)] * len(gates)
-            + [ir.AffineMap.get(n + 2, 0, d[:n + 1])] * len(gates))
-    iters = [ir.Attribute.parse(C.PARALLEL)] * (n + 1) + [ir.Attribute.parse(C.REDUCTION)]
-    zeros = _zeros(lead + [hidden])
-    op = linalg.GenericOp([t] * len(gates), [C.reshape(h, lead + [k])] + weights, [zeros] * len(gates),
-                          ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps]), ir.ArrayAttr.get(iters))
-    op.operation.attributes[MATVEC_TAG] = ir.UnitAttr.get()
-    block = op.regions[0].blocks.append(*[_f32()] * (1 + 2 * len(gates)))
-    with ir.InsertionPoint(block):
-        hv, rest = block.arguments[0], list(block.arguments)[1:]
-        ws, accs = rest[:len(gates)], rest[len(gates):]
-        linalg.YieldOp([arith.addf(acc, arith.mulf(hv, w)) for w, acc in zip(ws, accs)])
-    return {g: C.reshape(r, [nd, 1, hidden]) for g, r in zip(gates, op.results)}
-
-
-def _zeros(shape):
-    """A zero-filled float32 tensor (linalg.fill)."""
-    return linalg.fill(arith.constant(_f32(), 0.0), outs=[tensor.empty(shape, _f32())])
-
-
-def _constant(value, depth=8):
-    """True when `value` is computed from constants only (looked up `depth` producers deep)."""
-    owner = value.owner
-    if not isinstance(owner, ir.OpView):
-        return False  # a block argument: a model input
-    op = owner.operation
-    if op.name in ("tosa.const", "tosa.const_shape", "arith.constant"):
-        return True
-    return depth > 0 and all(_constant(v, depth - 1) for v in op.operands)
+    results = row_products(C.reshape(h, lead + [k]), weights)
+    return {g: C.reshape(r, [nd, 1, hidden]) for g, r in zip(gates, results)}
 
 
 def _plus(x, *terms):
@@ -167,7 +135,7 @@ class _Unrolled:
         self.projection = _plus(_matmul(C.concat(xs, 0), _transposed(w)), _as_dirs(bias))
         # batch 1: recurrent products per gate (_gate_products); a constant network is left to
         # IREE's const-eval
-        self.per_gate = self.batch == 1 and not _constant(x)
+        self.per_gate = self.batch == 1 and not is_constant(x)
 
     def input_at(self, step):
         """[nd, batch, G]: the input projection that iteration `step` consumes in each direction."""

@@ -140,6 +140,40 @@ def test_gemm_reference(kw, rng):
     assert_accumulated(ref.astype(np.float32), _onnx_gemm(a, consts, options), 4)
 
 
+# one row times a constant matrix: the vector form (lowering/matvec.py), a result per block of
+# columns; odd and small N give unequal blocks
+VECTOR_SHAPES = [((1, 64), (64, 600)), ((1, 1, 40), (40, 3)), ((1, 256), (256, 1000)), ((1, 1, 1, 16), (16, 257))]
+
+
+@pytest.mark.parametrize("sa,sb", VECTOR_SHAPES)
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_matmul_vector_times_constant(sa, sb, dtype, rng):
+    a = rng.standard_normal(sa).astype(dtype)
+    b = rng.standard_normal(sb).astype(dtype)
+    got = run_graph(graph({"a": a}, [op("matmul", ("a", "a"), ("b", "b"))], ["y"], {"b": b}), {"a": a})["y"]
+    assert got.dtype == dtype
+    assert_accumulated(got, _onnx_matmul(a, b), sa[-1])
+
+
+def test_gemm_vector_times_constant(rng):
+    """A Core ML inner product's form: one row, transposed constant B, bias row, alpha."""
+    a = rng.standard_normal((1, 96)).astype(np.float32)
+    consts = {"b": rng.standard_normal((300, 96)).astype(np.float32),
+              "c": rng.standard_normal((300,)).astype(np.float32)}
+    options = {"bTranspose": True, "alpha": 0.5, "c": "c"}
+    got = run_graph(graph({"a": a}, [op("gemm", ("a", "a"), ("b", "b"), **options)], ["y"], consts), {"a": a})["y"]
+    assert_accumulated(got, _onnx_gemm(a, consts, options), 96)
+
+
+@pytest.mark.vulkan
+def test_vulkan_vector_times_constant(rng):
+    a = rng.standard_normal((1, 64)).astype(np.float32)
+    b = rng.standard_normal((64, 600)).astype(np.float32)
+    doc = graph({"a": a}, [op("matmul", ("a", "a"), ("b", "b"))], ["y"], {"b": b})
+    got = run_graph(doc, {"a": a}, target="vulkan-spirv")["y"]
+    assert_accumulated(got, _onnx_matmul(a, b), 64)
+
+
 @pytest.mark.vulkan
 def test_vulkan_matmul(rng):
     a = rng.standard_normal((2, 1, 3, 8)).astype(np.float32)
