@@ -2,7 +2,8 @@
 
 // One GRU step: one matmul for the input projection of every gate, gates sliced out of its
 // [.., 3 * hiddenSize] result; with batch 1 the three gates' recurrent products are one
-// linalg.generic (a dot product per hidden unit, tagged for cpu-tiles) from a zero fill; the reset
+// linalg.generic (a dot product per hidden unit, tagged for cpu-tiles) from a zero fill, joined
+// like the matmul's result (so IREE keeps the gate math in a dispatch of its own); the reset
 // gate multiplies the recurrent n product (resetAfter); h' = z * h + n * (1 - z).
 // CHECK-LABEL: func.func @gru_cell
 // CHECK-SAME: (%[[X:.*]]: tensor<1x2xf32>, %[[W:.*]]: tensor<9x2xf32>, %[[R:.*]]: tensor<9x3xf32>, %[[H:.*]]: tensor<1x3xf32>)
@@ -13,6 +14,7 @@
 // CHECK: %[[P:.*]]:3 = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]} ins({{.*}} : tensor<3xf32>, tensor<3x3xf32>, tensor<3x3xf32>, tensor<3x3xf32>) outs(%[[Z]], %[[Z]], %[[Z]] : {{.*}}) attrs = {estuary.matvec}
 // CHECK: arith.mulf
 // CHECK: arith.addf
+// CHECK: tosa.concat %[[P]]#0, %[[P]]#1, %[[P]]#2 axis(0) {{.*}} -> tensor<9xf32>
 // CHECK: linalg.generic
 // CHECK: math.exp
 // CHECK: linalg.generic
@@ -83,6 +85,7 @@ func.func @lstm_both(%x: tensor<3x2x2xf32>, %w: tensor<2x8x2xf32>, %r: tensor<2x
 // CHECK: %[[C3:.*]] = tosa.reshape %[[CW]]
 // CHECK: tosa.matmul
 // CHECK: linalg.generic {{.*}} outs({{.*}} : tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) attrs = {estuary.matvec}
+// CHECK: tosa.concat {{.*}} axis(0) {{.*}} -> tensor<8xf32>
 // CHECK: tosa.mul %[[C3]]
 // CHECK: tosa.mul %[[C3]]
 // CHECK: tosa.mul %[[C3]]

@@ -8,8 +8,8 @@ a 7-pixel x 64-channel tile (28 zmm accumulators), 64-channel workgroups and a 4
 reduction unroll run them 20-25 % faster; at 14x14 about 13 % (measurements in the README,
 "Performance"). Larger images gain nothing, so they keep IREE's choice.
 
-A batch-1 recurrent step (LSTM/GRU) computes its gates' products with the hidden state in one
-multi-result reduction tagged `estuary.matvec` (passes/lowering/recurrent.py). IREE
+A batch-1 recurrent step (LSTM/GRU), and any one row times a small constant matrix, is one
+multi-result reduction tagged `estuary.matvec` (passes/lowering/matvec.py). IREE
 gives it 4-row x 16-column tiles: each gate's 16 partial sums form one dependency chain of
 FMAs. One row at a time with the whole reduction (up to 256 wide) as the vector keeps 16
 independent accumulators per gate: the LSTM benchmark went from 0.70 to 0.31 ms.
@@ -30,7 +30,7 @@ PIPELINE = "ConvTileAndDecomposeExpert"
 MAX_WIDTH = 14        # output widths up to this gain (7 and 14 measured); 28 and 56 do not
 CHANNELS = 64         # output channels per register tile and per workgroup
 REDUCTION_UNROLL = 4  # input channels per step of the reduction loop (8 spills, 1 stalls)
-MATVEC_TAG = "estuary.matvec"  # set by passes/lowering/matvec.py
+MATVEC_TAG = "estuary.matvec"   # set by passes/lowering/matvec.py
 MATVEC_VECTOR = 256   # reduction elements per vector op (256 > 128 > 64 > IREE's 16, measured)
 
 
