@@ -5,7 +5,7 @@ from estuary.passes import PASSES, load_all
 # nn-level optimizations run between verification and lowering when `optimize` is on; each can be
 # switched off by name (`estuary compile --disable-pass NAME`, `compile(..., disable_passes=[...])`).
 OPTIMIZATIONS = ["nn-fold-constants", "nn-fold-batch-norm", "nn-layout-nhwc", "nn-canonicalize-transposes",
-                 "nn-cse", "nn-merge-sibling-matmuls", "nn-dce"]
+                 "nn-cse", "nn-stack-step-products", "nn-merge-sibling-matmuls", "nn-dce"]
 DEFAULT = ["nn-verify", "lower-nn-to-tosa"]
 # Optimizations inside the IREE compile, switched off the same way (see estuary/cpu_tiles.py).
 IREE_OPTIMIZATIONS = ["cpu-tiles"]
