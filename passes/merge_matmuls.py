@@ -12,17 +12,9 @@ from iree.compiler import ir
 from estuary.dialects import graph
 from estuary.passes import register
 from estuary.passes.cleanup import dce
-from estuary.passes.lowering import nn_ops
 from estuary.passes.lowering.matvec import vector_form
-from estuary.passes.rewrite import attrs, constant, dtype_of, make_constant, operands, shape_of, short
-
-
-def _row(c, n):
-    """A gemm's constant C as a length-n row vector, or None when C varies along the rows."""
-    arr = constant(c)
-    if arr is None or arr.ndim > 2 or (arr.ndim == 2 and arr.shape[0] != 1):
-        return None
-    return np.broadcast_to(arr.reshape(-1), (n,))
+from estuary.passes.rewrite import (attrs, constant, constant_row, dtype_of, group_ops, make_constant, operands,
+                                    shape_of, short)
 
 
 def _rows(a, k):
@@ -30,16 +22,14 @@ def _rows(a, k):
 
 
 def _member(op):
-    """(group key, weight as a [K, N] array, bias row or None) of a mergeable product, else None.
+    """(group key, (weight as a [K, N] array, bias row or None)) of a mergeable product, else None.
 
     (One-row products are judged as a group: _worth_merging.)"""
     kind = short(op)
     if kind == "matmul":
         a, b = op.operands
         w = constant(b)
-        if w is None or w.ndim != 2:
-            return None
-        return (kind, a, dtype_of(b)), w, None
+        return None if w is None or w.ndim != 2 else ((kind, a, dtype_of(b)), (w, None))
     if kind != "gemm":
         return None
     a, b, c = operands(op)
@@ -48,22 +38,22 @@ def _member(op):
     if w is None:
         return None
     w = w.T if at["b_transpose"] else w
-    row = None if c is None else _row(c, w.shape[1])
+    row = None if c is None else constant_row(c, w.shape[1])
     if c is not None and row is None:
         return None
     key = (kind, a, dtype_of(b), at["alpha"], at["beta"], at["a_transpose"], c is None)
-    return key, w, row
+    return key, (w, row)
 
 
-def _worth_merging(group):
+def _worth_merging(key, group):
     """Several products, and for one-row products (a vector times matrices, as in an unrolled
     recurrence) a merged matrix small enough for the vector form (lowering/matvec.py): merged into
     IREE's one-row kernel instead, a Core ML LSTM got slower (0.66 -> 0.80 ms); merged into the
     vector form it got faster (0.50 -> 0.46 ms)."""
     if len(group) < 2:
         return False
-    key, w = group[0][1], group[0][2]
-    return _rows(key[1], w.shape[0]) > 1 or vector_form(w.shape[0], sum(g[2].shape[1] for g in group))
+    k = group[0][1][0].shape[0]
+    return _rows(key[1], k) > 1 or vector_form(k, sum(w.shape[1] for _, (w, _) in group))
 
 
 def _joined(cache, key, build):
@@ -74,25 +64,25 @@ def _joined(cache, key, build):
     return cache[key]
 
 
-def _merge(nn, group, cache):
+def _merge(nn, key, group, cache):
     """Replace the products in `group` (program order) by one product and slices of it."""
     first = group[0][0]
-    kind, a, dtype = group[0][1][:3]
-    weights = [w for _, _, w, _ in group]
-    sources = tuple(op.operands[1] for op, *_ in group)
+    kind, a, dtype = key[:3]
+    weights = [w for _, (w, _) in group]
+    sources = tuple(op.operands[1] for op, _ in group)
     with nn.context, first.location, ir.InsertionPoint(first):
         w = _joined(cache, ("w", sources), lambda: make_constant(nn, np.concatenate(weights, axis=1), dtype))
         if kind == "matmul":
             merged = graph.create_op("matmul", [a, w])
         else:
             at = attrs(first)
-            rows = [r for *_, r in group]
-            c = None if rows[0] is None else _joined(cache, ("c", tuple(op.operands[2] for op, *_ in group)),
+            rows = [r for _, (_, r) in group]
+            c = None if rows[0] is None else _joined(cache, ("c", tuple(op.operands[2] for op, _ in group)),
                                                       lambda: make_constant(nn, np.concatenate(rows), dtype))
             merged = graph.create_op("gemm", [a, w, c], {"alpha": at["alpha"], "beta": at["beta"],
                                                           "a_transpose": at["a_transpose"], "b_transpose": False})
     offset = 0
-    for op, _, wi, _ in group:
+    for op, (wi, _) in group:
         shape = list(shape_of(op.results[0]))
         starts = [0] * len(shape)
         starts[-1] = offset
@@ -106,13 +96,8 @@ def _merge(nn, group, cache):
 @register("nn-merge-sibling-matmuls")
 def merge_sibling_matmuls(nn):
     """Merge matmul/gemm products of one value with constant matrices into one wider product."""
-    groups = {}
-    for op in nn_ops(nn.module.operation):
-        m = _member(op)
-        if m is not None:
-            groups.setdefault(m[0], []).append((op, *m))
     cache = {}
-    for group in groups.values():  # in order of their first products, so a cached constant dominates
-        if _worth_merging(group):
-            _merge(nn, group, cache)
+    for key, group in group_ops(nn, _member).items():  # first products in order: cached constants dominate
+        if _worth_merging(key, group):
+            _merge(nn, key, group, cache)
     dce(nn)

@@ -5,6 +5,7 @@ from iree.compiler import ir
 from estuary import dtypes
 from estuary.dialects import core, graph
 from estuary.dialects.core import TensorSpec
+from estuary.passes.lowering import nn_ops
 
 
 def producer(value, name=None):
@@ -22,6 +23,26 @@ def constant(value):
     """The numpy array of an `nn.constant` value, else None."""
     op = producer(value, "constant")
     return None if op is None else graph.constant_value(op.attributes["value"])
+
+
+def constant_row(c, n):
+    """A constant C as a length-n row vector (the same for every row of a product it is added to),
+    or None when it is not a constant or varies along the rows."""
+    arr = constant(c)
+    if arr is None or arr.ndim > 2 or (arr.ndim == 2 and arr.shape[0] != 1):
+        return None
+    return np.broadcast_to(arr.reshape(-1), (n,))
+
+
+def group_ops(nn, member):
+    """The nn ops for which `member(op)` gives (key, info), grouped: {key: [(op, info), ...]},
+    keys in the order of their first op, each group in program order."""
+    groups = {}
+    for op in nn_ops(nn.module.operation):
+        m = member(op)
+        if m is not None:
+            groups.setdefault(m[0], []).append((op, m[1]))
+    return groups
 
 
 def attrs(op):

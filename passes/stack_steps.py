@@ -8,13 +8,14 @@ instead of S vector products that each read W again (the Core ML LSTM benchmark 
 Each output element is the same dot product as before. gemm takes part when A is not transposed
 and C is absent or a constant row vector (the same for every row).
 """
+import math
+
 from iree.compiler import ir
 
 from estuary.dialects import graph
 from estuary.passes import register
 from estuary.passes.cleanup import dce
-from estuary.passes.lowering import nn_ops
-from estuary.passes.rewrite import attrs, constant, operands, producer, shape_of, short
+from estuary.passes.rewrite import attrs, constant, constant_row, group_ops, operands, producer, shape_of, short
 
 
 def _step(a):
@@ -32,14 +33,6 @@ def _step(a):
     return x, at["starts"][0], shape[0]
 
 
-def _row_constant(c):
-    """True when C is absent or a constant that is the same for every row."""
-    if c is None:
-        return True
-    arr = constant(c)
-    return arr is not None and (arr.ndim <= 1 or (arr.ndim == 2 and arr.shape[0] == 1))
-
-
 def _member(op):
     """(group key, (X, t, rows)) of a product of one step with a constant matrix, else None."""
     kind = short(op)
@@ -52,9 +45,10 @@ def _member(op):
     if kind == "matmul":
         return (kind, step[0], b), step
     at = attrs(op)
-    if at["a_transpose"] or not _row_constant(rest[0]):
+    c = rest[0]
+    if at["a_transpose"] or (c is not None and constant_row(c, shape_of(op.results[0])[1]) is None):
         return None
-    return (kind, step[0], b, rest[0], at["alpha"], at["beta"], at["b_transpose"]), step
+    return (kind, step[0], b, c, at["alpha"], at["beta"], at["b_transpose"]), step
 
 
 def _stack(nn, group, flat):
@@ -63,10 +57,7 @@ def _stack(nn, group, flat):
     x = group[0][1][0]
     with nn.context, first.location, ir.InsertionPoint(first):
         if x not in flat:
-            rows = 1
-            for d in shape_of(x)[:-1]:
-                rows *= d
-            flat[x] = graph.create_op("reshape", [x], {"new_shape": [rows, shape_of(x)[-1]]})
+            flat[x] = graph.create_op("reshape", [x], {"new_shape": [math.prod(shape_of(x)[:-1]), shape_of(x)[-1]]})
         stacked = graph.create_op(short(first), [flat[x]] + operands(first)[1:], attrs(first))
     for op, (_, t, rows) in group:
         n = shape_of(op.results[0])[1]
@@ -79,13 +70,8 @@ def _stack(nn, group, flat):
 @register("nn-stack-step-products")
 def stack_step_products(nn):
     """Stack products of a sequence's steps with one constant matrix into one product."""
-    groups = {}
-    for op in nn_ops(nn.module.operation):
-        m = _member(op)
-        if m is not None:
-            groups.setdefault(m[0], []).append((op, m[1]))
     flat = {}
-    for group in groups.values():
+    for group in group_ops(nn, _member).values():
         if len(group) > 1:
             _stack(nn, group, flat)
     dce(nn)
