@@ -1,5 +1,6 @@
-"""`cpu-tiles`: the tile rules; small-image convolutions (3x3 stride 1 and 2, 1x1, a width IREE
-keeps) and a batch-1 LSTM agree with onnxruntime with the retiling on and off."""
+"""`cpu-tiles`: the tile rules; convolutions (3x3 stride 1 and 2 at several widths, 1x1 alone,
+before a padded depthwise convolution and strided) and a batch-1 LSTM agree with onnxruntime with
+the retiling on and off."""
 import os
 import sys
 
@@ -22,19 +23,44 @@ IREE_7x7 = ([0, 1, 7, 64, 0, 0, 0], [1, 1, 7, 16, 0, 0, 0], [0, 0, 0, 0, 1, 1, 8
 def test_rule_widens_small_image_tiles():
     assert cpu_tiles.conv_tiles([1, 7, 7, 512], *IREE_7x7) == (
         [0, 1, 7, 64, 0, 0, 0], [1, 1, 7, 64, 0, 0, 0], [0, 0, 0, 0, 1, 1, 4])
-    d, v, r = [0, 2, 14, 64, 0, 0, 0], [1, 1, 7, 16, 0, 0, 0], [0, 0, 0, 0, 1, 1, 8]
-    assert cpu_tiles.conv_tiles([1, 14, 14, 256], d, v, r)[1] == [1, 1, 7, 64, 0, 0, 0]
+
+
+
+@pytest.mark.parametrize("shape, iree_tiles, tiles", [
+    # up to 14 wide: the whole row in registers (14 x 32 channels = 28 zmm), 4-row workgroups
+    ([1, 14, 14, 256], ([0, 2, 14, 64, 0, 0, 0], [1, 1, 7, 16, 0, 0, 0], [0, 0, 0, 0, 1, 1, 8]),
+     ([0, 4, 14, 64, 0, 0, 0], [1, 1, 14, 32, 0, 0, 0], [0, 0, 0, 0, 1, 1, 8])),
+    ([1, 8, 8, 512], (IREE_7x7[0], [1, 1, 8, 16, 0, 0, 0], IREE_7x7[2]),
+     ([0, 4, 8, 64, 0, 0, 0], [1, 1, 8, 32, 0, 0, 0], [0, 0, 0, 0, 1, 1, 8])),
+    # wider: IREE's 7 or 8 pixels x 32 channels, 2-row workgroups
+    ([1, 28, 28, 128], ([0, 4, 28, 64, 0, 0, 0], [1, 1, 7, 16, 0, 0, 0], [0, 0, 0, 0, 1, 1, 8]),
+     ([0, 2, 28, 64, 0, 0, 0], [1, 1, 7, 32, 0, 0, 0], [0, 0, 0, 0, 1, 1, 8])),
+    ([1, 56, 56, 64], ([0, 4, 56, 64, 0, 0, 0], [1, 1, 8, 16, 0, 0, 0], [0, 0, 0, 0, 1, 1, 8]),
+     ([0, 2, 56, 64, 0, 0, 0], [1, 1, 8, 32, 0, 0, 0], [0, 0, 0, 0, 1, 1, 8])),
+])
+def test_rule_for_wider_images(shape, iree_tiles, tiles):
+    assert cpu_tiles.conv_tiles(shape, *iree_tiles) == tiles
 
 
 @pytest.mark.parametrize("shape, tiles", [
-    ([1, 28, 28, 128], IREE_7x7),                                    # wide images keep IREE's tiles
     ([1, 7, 7, 96], IREE_7x7),                                       # channels not a multiple of 64
     ([1, 7, 7, 512], (IREE_7x7[0], [1, 1, 7, 8, 0, 0, 0], IREE_7x7[2])),  # 8 lanes: not AVX-512
-    ([1, 8, 8, 512], (IREE_7x7[0], [1, 1, 8, 16, 0, 0, 0], IREE_7x7[2])),  # 8x64 would spill
+    ([1, 30, 30, 64], (IREE_7x7[0], [1, 1, 8, 16, 0, 0, 0], IREE_7x7[2])),  # 8 pixels do not divide 30
     ([1, 7, 7, 512], ([0, 1, 7, 64, 0, 0], [1, 1, 7, 16, 0, 0], [0, 0, 0, 0, 1, 3])),  # depthwise
 ])
 def test_rule_keeps_iree_tiles(shape, tiles):
     assert cpu_tiles.conv_tiles(shape, *tiles) is None
+
+
+def test_pointwise_rule():
+    iree = ([7, 14, 64, 0], [1, 7, 16, 0], [0, 0, 0, 16])
+    assert cpu_tiles.pointwise_tiles([14, 14, 512], *iree) == ([7, 14, 64, 0], [1, 7, 32, 0], [0, 0, 0, 4])
+    assert cpu_tiles.pointwise_tiles([7, 7, 1024], [7, 7, 64, 0], [1, 7, 16, 0], [0, 0, 0, 16]) == (
+        [7, 7, 64, 0], [1, 7, 64, 0], [0, 0, 0, 4])
+    assert cpu_tiles.pointwise_tiles([56, 56, 128], [8, 56, 64, 0], [1, 8, 16, 0], [0, 0, 0, 16]) == (
+        [1, 56, 64, 0], [1, 8, 32, 0], [0, 0, 0, 4])
+    assert cpu_tiles.pointwise_tiles([14, 14, 96], *iree) is None      # channels not a multiple of 64
+    assert cpu_tiles.pointwise_tiles([14, 14, 512], iree[0], [1, 7, 8, 0], iree[2]) is None  # not AVX-512
 
 
 def test_matvec_rule_vectorizes_the_reduction():
@@ -64,8 +90,9 @@ def _has_avx512():
     (7, 64, 64, 3, 1, 1),
     (14, 32, 128, 3, 2, 1),   # 7x7 output from a stride-2 window
     (14, 64, 128, 3, 1, 1),
-    (7, 64, 64, 1, 1, 0),     # a 1x1 convolution is a matmul for IREE
-    (28, 16, 64, 3, 1, 0),    # 28 wide: IREE's tiles stay
+    (7, 64, 64, 1, 1, 0),     # a lone 1x1 convolution is data-tiled by IREE (mmt4d)
+    (28, 16, 64, 3, 1, 1),
+    (28, 16, 48, 3, 1, 0),    # 48 channels: IREE's tiles stay
 ])
 def test_convolution_matches_onnxruntime(tmp_path, hw, c, f, k, stride, retuned):
     import onnxruntime as ort
@@ -80,6 +107,35 @@ def test_convolution_matches_onnxruntime(tmp_path, hw, c, f, k, stride, retuned)
     for art in (on, off):
         got = estuary.load(art).run(feeds)["y"]
         np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-4)
+
+
+def _pointwise_net(hw, c, f, stride):
+    """A 1x1 convolution, then (MobileNet) a padded depthwise 3x3 convolution or (ResNet, strided)
+    a sum with a second strided 1x1 branch."""
+    net, rng = models.Net(12), np.random.default_rng(112)
+    x = rng.standard_normal((1, c, hw, hw)).astype(np.float32)
+    y = net.node("Relu", [net.conv("x", c, f, 1, hw // stride, stride=stride, pad=0)])
+    if stride == 1:
+        y = net.node("Relu", [net.conv(y, f, f, 3, hw, groups=f)])
+    else:
+        y = net.node("Add", [y, net.conv("x", c, f, 1, hw // stride, stride=stride, pad=0)])
+    net.nodes[-1].output[0] = "y"
+    return net.model({"x": x}, ["y"], {"x": x})
+
+
+@pytest.mark.parametrize("hw, c, f, stride", [(14, 64, 128, 1), (7, 32, 64, 1), (28, 16, 64, 2), (15, 32, 64, 2)])
+def test_pointwise_convolution_matches_onnxruntime(tmp_path, hw, c, f, stride):
+    """1x1 convolutions are built with [C, F] weights (passes/lowering/pointwise.py) and retiled."""
+    import onnxruntime as ort
+
+    model, feeds, _ = _pointwise_net(hw, c, f, stride)
+    path = onnx_to_webnn.convert(model, str(tmp_path / "pw.json"))
+    ref = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(["y"], feeds)[0]
+    on = estuary.compile(path)
+    if _has_avx512() and stride == 1:
+        assert on.stats["cpu_tiles"] >= 1
+    for art in (on, estuary.compile(path, disable_passes=["cpu-tiles"])):
+        np.testing.assert_allclose(estuary.load(art).run(feeds)["y"], ref, rtol=1e-4, atol=1e-4)
 
 
 @pytest.fixture(scope="module")

@@ -83,3 +83,46 @@ func.func @conv_transpose_grouped(%x: tensor<1x4x3x3xf32>, %w: tensor<4x3x3x3xf3
   %0 = "nn.conv_transpose2d"(%x, %w) {strides = array<i64: 2, 2>, groups = 2 : i64, operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<1x4x3x3xf32>, tensor<4x3x3x3xf32>) -> tensor<1x6x7x7xf32>
   return %0 : tensor<1x6x7x7xf32>
 }
+
+// -----
+
+// Batch-1 float32 1x1 convolution with constant weights: one linalg.generic over (oh, ow, f, c)
+// with the weights as a [C, F] constant (passes/lowering/pointwise.py), then the bias.
+// CHECK-LABEL: func.func @pointwise
+// CHECK-NOT: tosa.conv2d
+// CHECK: %[[W:.*]] = tosa.const values(dense<{{\[\[}}1.000000e+00, 1.000000e+00, 0.000000e+00, 2.000000e+00], [2.000000e+00, 1.000000e+00, 0.000000e+00, 2.000000e+00]{{.*}} : tensor<8x4xf32>)
+// CHECK: linalg.generic {indexing_maps = [#[[X:.*]], #[[WM:.*]], #[[O:.*]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins({{.*}}, %[[W]] : tensor<6x6x8xf32>, tensor<8x4xf32>)
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// CHECK: tosa.add {{.*}} -> tensor<1x6x6x4xf32>
+func.func @pointwise(%x: tensor<1x6x6x8xf32>, %b: tensor<4xf32>) -> tensor<1x6x6x4xf32> {
+  %w = "nn.constant"() {value = dense<[[[[1.0]], [[2.0]], [[3.0]], [[4.0]], [[5.0]], [[6.0]], [[7.0]], [[8.0]]], [[[1.0]], [[1.0]], [[1.0]], [[1.0]], [[1.0]], [[1.0]], [[1.0]], [[1.0]]], [[[0.0]], [[0.0]], [[0.0]], [[0.0]], [[0.0]], [[0.0]], [[0.0]], [[0.0]]], [[[2.0]], [[2.0]], [[2.0]], [[2.0]], [[2.0]], [[2.0]], [[2.0]], [[2.0]]]]> : tensor<4x8x1x1xf32>} : () -> tensor<4x8x1x1xf32>
+  %0 = "nn.conv2d"(%x, %w, %b) {input_layout = "nhwc", operandSegmentSizes = array<i32: 1, 1, 1>} : (tensor<1x6x6x8xf32>, tensor<4x8x1x1xf32>, tensor<4xf32>) -> tensor<1x6x6x4xf32>
+  return %0 : tensor<1x6x6x4xf32>
+}
+
+// -----
+
+// A stride is folded into the input's indexing map.
+// CHECK: #[[STRIDED:.*]] = affine_map<(d0, d1, d2, d3) -> (d0 * 2, d1 * 2, d3)>
+// CHECK-LABEL: func.func @pointwise_strided
+// CHECK: linalg.generic {indexing_maps = [#[[STRIDED]], {{.*}} ins({{.*}} : tensor<7x7x8xf32>, tensor<8x4xf32>) outs({{.*}} : tensor<4x4x4xf32>)
+func.func @pointwise_strided(%x: tensor<1x7x7x8xf32>) -> tensor<1x4x4x4xf32> {
+  %w = "nn.constant"() {value = dense<0.5> : tensor<4x8x1x1xf32>} : () -> tensor<4x8x1x1xf32>
+  %0 = "nn.conv2d"(%x, %w) {strides = array<i64: 2, 2>, input_layout = "nhwc", operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<1x7x7x8xf32>, tensor<4x8x1x1xf32>) -> tensor<1x4x4x4xf32>
+  return %0 : tensor<1x4x4x4xf32>
+}
+
+// -----
+
+// Not the pointwise form: weights computed at run time, a batch of two, padding.
+// CHECK-LABEL: func.func @pointwise_kept
+// CHECK-NOT: linalg.generic
+// CHECK-COUNT-3: tosa.conv2d
+func.func @pointwise_kept(%x: tensor<1x6x6x8xf32>, %w: tensor<4x8x1x1xf32>, %x2: tensor<2x6x6x8xf32>) -> (tensor<1x6x6x4xf32>, tensor<2x6x6x4xf32>, tensor<1x8x8x4xf32>) {
+  %c = "nn.constant"() {value = dense<0.5> : tensor<4x8x1x1xf32>} : () -> tensor<4x8x1x1xf32>
+  %0 = "nn.conv2d"(%x, %w) {input_layout = "nhwc", operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<1x6x6x8xf32>, tensor<4x8x1x1xf32>) -> tensor<1x6x6x4xf32>
+  %1 = "nn.conv2d"(%x2, %c) {input_layout = "nhwc", operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<2x6x6x8xf32>, tensor<4x8x1x1xf32>) -> tensor<2x6x6x4xf32>
+  %2 = "nn.conv2d"(%x, %c) {padding = array<i64: 1, 1, 1, 1>, input_layout = "nhwc", operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<1x6x6x8xf32>, tensor<4x8x1x1xf32>) -> tensor<1x8x8x4xf32>
+  return %0, %1, %2 : tensor<1x6x6x4xf32>, tensor<2x6x6x4xf32>, tensor<1x8x8x4xf32>
+}

@@ -10,7 +10,7 @@ from iree.compiler.dialects import tosa
 
 from estuary.dialects.ops.convolution import TO_IOHW, TO_OIHW
 from estuary.passes.lowering import common as C
-from estuary.passes.lowering import lower
+from estuary.passes.lowering import lower, pointwise
 
 
 def _f32():
@@ -40,6 +40,8 @@ def _fit_padding(size, k, pad_begin, pad_end, stride, dilation):
 
 def _conv_nhwc(x, w_oihw, bias, pad, strides, dilations, dtype, depthwise_mult=None):
     """One TOSA convolution; x NHWC, w OIHW (or [C*M, 1, KH, KW] for depthwise)."""
+    if depthwise_mult is None and pointwise.applies(x, w_oihw, pad, strides, dilations):
+        return pointwise.conv1x1(x, w_oihw, bias, strides)
     n, h, wd, c = C.shape_of(x)
     o, _, kh, kw = C.shape_of(w_oihw)
     pt, pb, pl, pr = pad

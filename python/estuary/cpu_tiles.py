@@ -1,12 +1,14 @@
-"""`cpu-tiles`: register tiles for small-image convolutions and recurrent matrix-vector products
-on AVX-512 CPUs.
+"""`cpu-tiles`: register tiles for convolutions and recurrent matrix-vector products on AVX-512
+CPUs.
 
 IREE's llvm-cpu heuristics give every direct convolution a 7-or-8-pixel x 16-channel register
-tile (one zmm register per pixel). When the output is at most 14 pixels wide (ResNet's last two
-stages) that tile is load-bound: IREE's 3x3 convolutions at 7x7x512 ran at ~140 GFLOP/s, and
-a 7-pixel x 64-channel tile (28 zmm accumulators), 64-channel workgroups and a 4-channel
-reduction unroll run them 20-25 % faster; at 14x14 about 13 % (measurements in the README,
-"Performance"). Larger images gain nothing, so they keep IREE's choice.
+tile (one zmm register per pixel), which is load-bound. Measured on Zen 5 (README,
+"Performance"), four 3x3 convolutions on one core: 32 output channels per register (two zmm
+registers per pixel), whole 14-pixel rows, and 8 input channels per reduction step took 56x56x64
+4.05 -> 3.6 ms, 28x28x128 4.4 -> 3.5 ms, 14x14x256 5.3 -> 4.0 ms; at width 7, 7 pixels x 64
+channels with a 4-channel step (chosen on Zen 4) stays best. The 1x1 convolutions that
+passes/lowering/pointwise.py builds with [C, F] weights get the same register tiles: MobileNet's
+14x14x512x512 one 630 -> 420 us.
 
 A batch-1 recurrent step (LSTM/GRU), and any one row times a small constant matrix, is one
 multi-result reduction tagged `estuary.matvec` (passes/lowering/matvec.py). IREE
@@ -27,9 +29,12 @@ import re
 from iree.compiler import ir
 
 PIPELINE = "ConvTileAndDecomposeExpert"
-MAX_WIDTH = 14        # output widths up to this gain (7 and 14 measured); 28 and 56 do not
-CHANNELS = 64         # output channels per register tile and per workgroup
-REDUCTION_UNROLL = 4  # input channels per step of the reduction loop (8 spills, 1 stalls)
+SMALL_WIDTH = 7       # outputs at most this wide: 7 pixels x 64 channels, 4-channel reduction steps
+CHANNELS = 64         # output channels per register tile there, and per workgroup everywhere
+REDUCTION_UNROLL = 4  # input channels per reduction step at width <= 7 (8 spills, 1 stalls)
+WIDE_LANES = 32       # output channels per register tile on wider outputs (two zmm registers)
+WIDE_UNROLL = 8       # input channels per reduction step on wider outputs
+MAX_PIXELS = 14       # widest register tile: 14 pixels x 2 registers = 28 of the 32 zmm registers
 MATVEC_TAG = "estuary.matvec"   # set by passes/lowering/matvec.py
 MATVEC_VECTOR = 256   # reduction elements per vector op (256 > 128 > 64 > IREE's 16, measured)
 
@@ -41,14 +46,44 @@ def _ints(text, key):
 
 def conv_tiles(out_shape, distribution, vector, reduction):
     """The tile choice for a 2-D NHWC convolution (loops n, oh, ow, f, kh, kw, c), or None to
-    keep IREE's. `out_shape` is [N, OH, OW, F]; the lists are IREE's chosen tile sizes."""
+    keep IREE's. `out_shape` is [N, OH, OW, F]; the lists are IREE's chosen tile sizes.
+
+    Width <= 7: one row of 7 pixels x 64 channels. Wider: rows of up to 14 pixels (the whole row
+    when it fits, else IREE's 7 or 8) x 32 channels, workgroups of 2 rows (4 when 14 wide) x 64
+    channels, 8 input channels per reduction step (measured per width in the README)."""
     if len(distribution) != 7 or len(vector) != 7 or len(reduction) != 7 or len(out_shape) != 4:
         return None
     width, pixels, lanes = out_shape[2], vector[2], vector[3]
-    if width > MAX_WIDTH or out_shape[3] % CHANNELS or lanes != 16 or not 0 < pixels <= 7:
-        return None  # 16 lanes = one zmm register: the AVX-512 choice this rule was measured against
-    return ([0, 1, pixels, CHANNELS, 0, 0, 0], [1, 1, pixels, CHANNELS, 0, 0, 0],
-            reduction[:6] + [REDUCTION_UNROLL])
+    if out_shape[3] % CHANNELS or lanes != 16 or not 0 < pixels <= 8:
+        return None  # 16 lanes = one zmm register: the AVX-512 choice these rules were measured against
+    if width <= SMALL_WIDTH:
+        if pixels > SMALL_WIDTH:
+            return None
+        return ([0, 1, pixels, CHANNELS, 0, 0, 0], [1, 1, pixels, CHANNELS, 0, 0, 0],
+                reduction[:6] + [REDUCTION_UNROLL])
+    if width <= MAX_PIXELS:
+        pixels = width
+    if width % pixels:
+        return None
+    rows = 4 if width <= MAX_PIXELS else 2
+    return ([0, rows, width, CHANNELS, 0, 0, 0], [1, 1, pixels, WIDE_LANES, 0, 0, 0],
+            reduction[:6] + [WIDE_UNROLL])
+
+
+def pointwise_tiles(out_shape, distribution, vector, reduction):
+    """The tile choice for a 1x1 convolution built by pointwise.py (loops oh, ow, f, c), or None
+    to keep IREE's: the register tiles of `conv_tiles` (7 pixels x 64 channels at width <= 7,
+    else IREE's 7-8 pixels x 32 channels), 4 input channels per reduction step; workgroups of
+    whole rows, one row at a time when wider than 14."""
+    if not (len(distribution) == len(vector) == len(reduction) == 4) or len(out_shape) != 3:
+        return None
+    width, pixels, lanes = out_shape[1], vector[1], vector[2]
+    if out_shape[2] % CHANNELS or lanes != 16 or not 0 < pixels <= 8 or width % min(pixels, width):
+        return None
+    pixels = min(pixels, width)
+    channels = CHANNELS if width <= SMALL_WIDTH else WIDE_LANES
+    rows = distribution[0] if width <= MAX_PIXELS else 1
+    return ([rows, width, CHANNELS, 0], [1, pixels, channels, 0], [0, 0, 0, REDUCTION_UNROLL])
 
 
 def matvec_tiles(k, distribution, vector, reduction):
@@ -79,6 +114,21 @@ def _blocks(op):
             yield from (o.operation for o in block.operations)
 
 
+_POINTWISE_MAPS = ("(d0, d1, d2, d3) -> (d3, d2)", "(d0, d1, d2, d3) -> (d0, d1, d2)")
+
+
+def _is_pointwise(op):
+    """A 1x1 convolution as passes/lowering/pointwise.py builds it: loops (oh, ow, f, c), weights
+    [C, F]. Matched by shape, since IREE rebuilds the op (dropping its tag) when it folds the
+    unit batch dimension."""
+    if op.name != "linalg.generic" or "indexing_maps" not in op.attributes or len(op.results) != 1:
+        return False
+    maps = [str(m) for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
+    iters = str(op.attributes["iterator_types"])
+    return (len(maps) == 3 and all(m in maps[i + 1] for i, m in enumerate(_POINTWISE_MAPS))
+            and iters.count("parallel") == 3 and iters.count("reduction") == 1 and iters.rstrip("]").endswith("reduction>"))
+
+
 def _retune_function(func, conv):
     changed = 0
     for op in _blocks(func):
@@ -92,6 +142,9 @@ def _retune_function(func, conv):
         if MATVEC_TAG in op.attributes:
             reduced = _shape(op.operands[0]) if op.operands else None
             choice = matvec_tiles(reduced[-1], *lists) if reduced else None
+        elif _is_pointwise(op):
+            out = _shape(op.results[0])
+            choice = pointwise_tiles(out, *lists) if out is not None else None
         elif conv and len(op.results) == 1:
             out = _shape(op.results[0])
             choice = conv_tiles(out, *lists) if out is not None else None
