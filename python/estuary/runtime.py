@@ -1,6 +1,7 @@
 """Running compiled models: `load(artifact_or_path, device)` -> Model; `model.run({...})`."""
 import json
 import os
+import time
 
 import numpy as np
 
@@ -8,6 +9,7 @@ from estuary import dtypes
 from estuary.errors import EstuaryError, RuntimeError_, RuntimeInputError
 
 SIGNATURE_KEY = "estuary.signature"
+POLL_SECONDS = 0.05  # how long a CPU run's caller yield-polls for completion before it blocks
 
 # user-facing device names -> IREE runtime drivers
 DEVICES = {
@@ -103,6 +105,8 @@ class Model:
         self.outputs = [(n, tuple(s), d) for n, s, d in self.signature["outputs"]]
         # `run` calls the VM function directly (iree.runtime's generic invoker costs ~10 us a call)
         self._vm_fn = self._vm_module.lookup_function("main")
+        # compiled with IREE's async ABI (compiler.EXECUTION_MODEL): main(inputs..., wait, signal)
+        self._async = str(self._vm_fn.reflection.get("iree.abi.declaration", "")).startswith("async")
         self._vm_ctx = self._context.vm_context
         self._hal_types = [_hal_element_type(d) for _, _, d in self.inputs]
         self._result_types = [(n, s, _signless(d), dtypes.to_numpy(d)) for n, s, d in self.outputs]
@@ -143,13 +147,20 @@ class Model:
         args = self._check_inputs(feeds)
         device = self._config.device
         try:
-            arg_list = rt.VmVariantList(len(args))
+            arg_list = rt.VmVariantList(len(args) + 2)
             for arr, hal_type in zip(args, self._hal_types):
                 arg_list.push_ref(device.allocator.allocate_buffer_copy(
                     memory_type=rt.MemoryType.DEVICE_LOCAL, allowed_usage=rt.BufferUsage.DEFAULT,
                     device=device, buffer=arr, element_type=hal_type))
+            if self._async:
+                semaphore = device.create_semaphore(0)
+                done = rt.HalFence.create_at(semaphore, 1)
+                arg_list.push_ref(rt.HalFence.create_at(semaphore, 0))
+                arg_list.push_ref(done)
             ret_list = rt.VmVariantList(len(self.outputs))
             self._vm_ctx.invoke(self._vm_fn, arg_list, ret_list)
+            if self._async:
+                self._wait(semaphore, done)
         except (RuntimeError, ValueError) as e:
             raise RuntimeError_(f"{self.where}: execution failed on {self.driver}: {e}") from None
         out = {}
@@ -157,6 +168,16 @@ class Model:
             host = self._to_host(ret_list.get_variant(i).deref(rt.HalBufferView), raw)
             out[name] = host.view(want).reshape(shape)
         return self._with_labels(out)
+
+    def _wait(self, semaphore, done):
+        """Wait for a run's signal fence. On the CPU drivers the caller polls it and yields its core
+        to IREE's workers for up to POLL_SECONDS (IREE's own wait spins without yielding), then
+        blocks; other drivers block at once."""
+        if self.driver == "local-task":
+            deadline = time.perf_counter() + POLL_SECONDS
+            while semaphore.query() < 1 and time.perf_counter() < deadline:
+                os.sched_yield()
+        done.wait()
 
     def _with_labels(self, out):
         """Classifiers (signature "class_labels"): map the class-index outputs to their labels."""
@@ -173,7 +194,7 @@ class Model:
         """Copy a result buffer view into a fresh host array of numpy dtype `raw` (a device-to-host
         queue copy off the CPU, which works where host-pointer import does not)."""
         if self.driver in ("local-task", "local-sync"):
-            return np.array(view.map().asarray(list(view.shape), raw), copy=True)
+            return np.array(view.get_buffer().map().asarray(list(view.shape), raw), copy=True)
         return _download(self._config.device, view, raw)
 
     def close(self):
