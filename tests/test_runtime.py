@@ -27,6 +27,19 @@ def test_signature_and_run(art, tmp_path):
     assert outs["flag"].dtype == np.uint8 and outs["flag"].tolist() == [0, 0, 0]
 
 
+@pytest.mark.parametrize("flags, is_async", [((), True), (["--iree-execution-model=async-internal"], False)])
+@pytest.mark.parametrize("device", [None, "local-sync"])
+def test_async_and_synchronous_artefacts_run(flags, is_async, device):
+    """Artefacts take a wait and a signal fence (the runtime polls the signal fence on the CPU);
+    a .vmfb with IREE's synchronous ABI still runs."""
+    doc = graph({"x": ((2, 3), "float32")}, [op("neg", ("input", "x"), outputs="y")], ["y"])
+    model = estuary.load(estuary.compile(doc, extra_flags=flags), device=device)
+    assert model._async is is_async
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    for _ in range(3):
+        np.testing.assert_array_equal(model.run({"x": x})["y"], -x)
+
+
 @pytest.mark.parametrize("feeds,message", [
     ({"x": np.zeros((2, 3), np.float32)}, r"missing \['k'\]"),
     ({"x": np.zeros((2, 3), np.float32), "k": np.zeros(3, np.uint8), "z": 1}, r"unexpected \['z'\]"),
