@@ -13,10 +13,9 @@ MobileNet's 14x14x512x512 product went from 576 to 417 us on one core, onnxrunti
 Without a padding consumer IREE still data-tiles the product (mmt4d), as it did the TOSA form.
 A stride is folded into the input's indexing map, so strided 1x1 convolutions need no slice.
 """
+import numpy as np
 from iree.compiler import ir
 from iree.compiler.dialects import arith, linalg, tosa
-
-import numpy as np
 
 from estuary.dialects.graph import constant_value
 from estuary.passes.lowering import common as C
