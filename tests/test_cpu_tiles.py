@@ -27,16 +27,17 @@ def test_rule_widens_small_image_tiles():
 
 
 @pytest.mark.parametrize("shape, iree_tiles, tiles", [
-    # up to 14 wide: the whole row in registers (14 x 32 channels = 28 zmm), 4-row workgroups
+    # up to 14 wide: the whole row in registers (14 x 32 channels = 28 zmm); workgroups of about
+    # 392 pixels in whole rows (here the whole image)
     ([1, 14, 14, 256], ([0, 2, 14, 64, 0, 0, 0], [1, 1, 7, 16, 0, 0, 0], [0, 0, 0, 0, 1, 1, 8]),
-     ([0, 4, 14, 64, 0, 0, 0], [1, 1, 14, 32, 0, 0, 0], [0, 0, 0, 0, 1, 1, 8])),
+     ([0, 14, 14, 64, 0, 0, 0], [1, 1, 14, 32, 0, 0, 0], [0, 0, 0, 0, 1, 1, 8])),
     ([1, 8, 8, 512], (IREE_7x7[0], [1, 1, 8, 16, 0, 0, 0], IREE_7x7[2]),
-     ([0, 4, 8, 64, 0, 0, 0], [1, 1, 8, 32, 0, 0, 0], [0, 0, 0, 0, 1, 1, 8])),
-    # wider: IREE's 7 or 8 pixels x 32 channels, 2-row workgroups
+     ([0, 8, 8, 64, 0, 0, 0], [1, 1, 8, 32, 0, 0, 0], [0, 0, 0, 0, 1, 1, 8])),
+    # wider: IREE's 7 or 8 pixels x 32 channels; 14 rows of 28, 7 rows of 56
     ([1, 28, 28, 128], ([0, 4, 28, 64, 0, 0, 0], [1, 1, 7, 16, 0, 0, 0], [0, 0, 0, 0, 1, 1, 8]),
-     ([0, 2, 28, 64, 0, 0, 0], [1, 1, 7, 32, 0, 0, 0], [0, 0, 0, 0, 1, 1, 8])),
+     ([0, 14, 28, 64, 0, 0, 0], [1, 1, 7, 32, 0, 0, 0], [0, 0, 0, 0, 1, 1, 8])),
     ([1, 56, 56, 64], ([0, 4, 56, 64, 0, 0, 0], [1, 1, 8, 16, 0, 0, 0], [0, 0, 0, 0, 1, 1, 8]),
-     ([0, 2, 56, 64, 0, 0, 0], [1, 1, 8, 32, 0, 0, 0], [0, 0, 0, 0, 1, 1, 8])),
+     ([0, 7, 56, 64, 0, 0, 0], [1, 1, 8, 32, 0, 0, 0], [0, 0, 0, 0, 1, 1, 8])),
 ])
 def test_rule_for_wider_images(shape, iree_tiles, tiles):
     assert cpu_tiles.conv_tiles(shape, *iree_tiles) == tiles
