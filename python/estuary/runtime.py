@@ -170,13 +170,14 @@ class Model:
         return self._with_labels(out)
 
     def _wait(self, semaphore, done):
-        """Wait for a run's signal fence. On the CPU drivers the caller polls it and yields its core
+        """Wait for a run's signal fence. On local-task the caller polls it and yields its core
         to IREE's workers for up to POLL_SECONDS (IREE's own wait spins without yielding), then
         blocks; other drivers block at once."""
         if self.driver == "local-task":
             deadline = time.perf_counter() + POLL_SECONDS
+            yield_core = getattr(os, "sched_yield", None) or (lambda: time.sleep(0))  # Windows has no sched_yield
             while semaphore.query() < 1 and time.perf_counter() < deadline:
-                os.sched_yield()
+                yield_core()
         done.wait()
 
     def _with_labels(self, out):
