@@ -176,3 +176,31 @@ def test_lstm_matches_onnxruntime(tmp_path, hidden, form):
     assert on.stats["cpu_tiles"] >= (2 if _has_avx512() else 0)
     for art in (on, off):
         np.testing.assert_allclose(estuary.load(art).run(feeds)["y"], ref, rtol=1e-5, atol=1e-5)
+
+
+def test_softmax_rule():
+    assert cpu_tiles.softmax_tiles(128, {"vector_common_parallel": [1, 8]}) == {"vector_common_parallel": [1, 2]}
+    assert cpu_tiles.softmax_tiles(256, {"distribution": [1, 32, 0], "vector_common_parallel": [1, 8, 0],
+                                         "vector_reduction": [0, 0, 16]}) == {
+        "distribution": [1, 32, 0], "vector_common_parallel": [1, 2, 0], "vector_reduction": [0, 0, 128]}
+    assert cpu_tiles.softmax_tiles(64, {"vector_common_parallel": [1, 8, 0], "vector_inner_parallel": [0, 0, 16]}) == {
+        "vector_common_parallel": [1, 2, 0], "vector_inner_parallel": [0, 0, 64]}
+    assert cpu_tiles.softmax_tiles(40, {"vector_common_parallel": [1, 8]}) is None  # rows not a multiple of 16
+
+
+@pytest.mark.parametrize("shape, retuned", [((4, 128, 128), True), ((2, 64, 256), True), ((3, 40, 40), False)])
+def test_softmax_matches_onnxruntime(tmp_path, shape, retuned):
+    """Softmax over the last axis (a Transformer's attention weights), retiled and not."""
+    import onnxruntime as ort
+
+    net = models.Net(13)
+    x = np.random.default_rng(113).standard_normal(shape).astype(np.float32) * 4
+    net.node("Softmax", ["x"], axis=-1)
+    net.nodes[-1].output[0] = "y"
+    model, feeds, _ = net.model({"x": x}, ["y"], {"x": x})
+    path = onnx_to_webnn.convert(model, str(tmp_path / "softmax.json"))
+    ref = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(["y"], feeds)[0]
+    on = estuary.compile(path)
+    assert on.stats["cpu_tiles"] == (1 if retuned and _has_avx512() else 0)
+    for art in (on, estuary.compile(path, disable_passes=["cpu-tiles"])):
+        np.testing.assert_allclose(estuary.load(art).run(feeds)["y"], ref, rtol=1e-5, atol=1e-6)
