@@ -27,6 +27,31 @@ func.func @mean_adjacent(%x: tensor<2x3x4x5xf32>) -> tensor<2x5xf32> {
 
 // -----
 
+// A sum over the spatial axes of NHWC with a multiple of 16 channels (global pooling written as a
+// reduction) is a pooling op over the whole image, so IREE does not fuse it into the producer.
+// CHECK-LABEL: func.func @mean_spatial
+// CHECK-NOT: tosa.reduce_sum
+// CHECK: linalg.pooling_nhwc_sum {{.*}} ins(%arg0, %{{.*}} : tensor<1x7x7x32xf32>, tensor<7x7xf32>) outs(%{{.*}} : tensor<1x1x1x32xf32>)
+// CHECK: tosa.const values(dense<0.0204081628> : tensor<1x1x1x1xf32>)
+// CHECK: tosa.mul
+func.func @mean_spatial(%x: tensor<1x7x7x32xf32>) -> tensor<1x1x1x32xf32> {
+  %0 = "nn.reduce_mean"(%x) {axes = array<i64: 1, 2>, keep_dimensions = true} : (tensor<1x7x7x32xf32>) -> tensor<1x1x1x32xf32>
+  return %0 : tensor<1x1x1x32xf32>
+}
+
+// -----
+
+// Other channel counts keep tosa.reduce_sum.
+// CHECK-LABEL: func.func @mean_spatial_narrow
+// CHECK-NOT: linalg.pooling_nhwc_sum
+// CHECK: tosa.reduce_sum
+func.func @mean_spatial_narrow(%x: tensor<1x7x7x3xf32>) -> tensor<1x1x1x3xf32> {
+  %0 = "nn.reduce_mean"(%x) {axes = array<i64: 1, 2>, keep_dimensions = true} : (tensor<1x7x7x3xf32>) -> tensor<1x1x1x3xf32>
+  return %0 : tensor<1x1x1x3xf32>
+}
+
+// -----
+
 // Separate runs of axes: one reduction each.
 // CHECK-LABEL: func.func @product_all_but_one
 // CHECK: tosa.reshape %{{.*}} -> tensor<2x3x20xf32>

@@ -78,6 +78,17 @@ def test_float32(axes, keep, rng):
         compare(name, got, ref, _length((3, 4, 5), axes))
 
 
+@pytest.mark.parametrize("shape", [(1, 7, 7, 32), (2, 5, 3, 16), (1, 4, 4, 24)])
+def test_spatial_axes(shape, rng):
+    """Sums over axes [1, 2] of a 4-D tensor (global pooling written as a reduction): a pooling op
+    over the whole image when the channels are a multiple of 16, tosa.reduce_sum otherwise."""
+    feeds = {"x": rng.uniform(-1.5, 1.5, shape).astype(np.float32)}
+    ops = [(js, "x") for js in ("reduceSum", "reduceMean", "reduceL1", "reduceL2", "reduceSumSquare")]
+    for keep in (True, False):
+        for name, (got, ref) in run_reductions(ops, feeds, [1, 2], keep).items():
+            compare(name, got, ref, shape[1] * shape[2])
+
+
 @pytest.mark.parametrize("dtype,axes,keep", [(np.int32, [0, 2], True), (np.int64, None, False)])
 def test_integers(dtype, axes, keep, rng):
     x = rng.choice(np.array([-2, -1, 1, 2], dtype), (3, 4, 5))  # the full product stays in range
