@@ -40,8 +40,9 @@ def _fit_padding(size, k, pad_begin, pad_end, stride, dilation):
 
 def _conv_nhwc(x, w_oihw, bias, pad, strides, dilations, dtype, depthwise_mult=None):
     """One TOSA convolution; x NHWC, w OIHW (or [C*M, 1, KH, KW] for depthwise)."""
-    if depthwise_mult is None and pointwise.applies(x, w_oihw, pad, strides, dilations):
-        return pointwise.conv1x1(x, w_oihw, bias, strides)
+    w_cf = None if depthwise_mult is not None else pointwise.weights(x, w_oihw, pad, dilations)
+    if w_cf is not None:
+        return pointwise.conv1x1(x, w_cf, bias, strides)
     n, h, wd, c = C.shape_of(x)
     o, _, kh, kw = C.shape_of(w_oihw)
     pt, pb, pl, pr = pad

@@ -40,28 +40,31 @@ def constant_array(value):
     return np.transpose(inner, list(ir.DenseI32ArrayAttr(op.attributes["perms"])))
 
 
-def applies(x, w_oihw, pad, strides, dilations):
-    """True for a batch-1 float32 1x1 convolution with constant weights, no padding or dilation."""
+def weights(x, w_oihw, pad, dilations):
+    """The [C, F] weights of a batch-1 float32 1x1 convolution with constant weights and no
+    padding or dilation, else None (the convolution stays TOSA's)."""
     n, _, _, c = C.shape_of(x)
-    _, i, kh, kw = C.shape_of(w_oihw)
-    return (n == 1 and kh == kw == 1 and i == c and not any(pad) and list(dilations) == [1, 1]
-            and C.element_of(x) == ir.F32Type.get() and C.element_of(w_oihw) == ir.F32Type.get()
-            and constant_array(w_oihw) is not None)
+    f, i, kh, kw = C.shape_of(w_oihw)
+    if not (n == 1 and kh == kw == 1 and i == c and not any(pad) and list(dilations) == [1, 1]
+            and C.element_of(x) == ir.F32Type.get() and C.element_of(w_oihw) == ir.F32Type.get()):
+        return None
+    w = constant_array(w_oihw)
+    return None if w is None else np.ascontiguousarray(w.reshape(f, c).T)
 
 
-def conv1x1(x, w_oihw, bias, strides):
-    """x [1, H, W, C] NHWC, constant w [F, C, 1, 1], bias [F] -> [1, OH, OW, F] float32."""
+def conv1x1(x, w_cf, bias, strides):
+    """x [1, H, W, C] NHWC, w_cf [C, F] (from `weights`), bias [F] -> [1, OH, OW, F] float32."""
     _, h, wd, c = C.shape_of(x)
-    f = C.shape_of(w_oihw)[0]
+    f = w_cf.shape[1]
     sh, sw = (int(s) for s in strides)
     oh, ow = (h - 1) // sh + 1, (wd - 1) // sw + 1
-    weights = C.const(np.ascontiguousarray(constant_array(w_oihw).reshape(f, c).T), "float32")
+    weights_cf = C.const(w_cf, "float32")
     d = [ir.AffineDimExpr.get(i) for i in range(4)]  # oh, ow, f, c
     maps = [ir.AffineMap.get(4, 0, [d[0] * sh if sh > 1 else d[0], d[1] * sw if sw > 1 else d[1], d[3]]),
             ir.AffineMap.get(4, 0, [d[3], d[2]]), ir.AffineMap.get(4, 0, [d[0], d[1], d[2]])]
     iters = [ir.Attribute.parse(C.PARALLEL)] * 3 + [ir.Attribute.parse(C.REDUCTION)]
     f32 = ir.F32Type.get()
-    op = linalg.GenericOp([C.tensor_type([oh, ow, f], f32)], [C.reshape(x, [h, wd, c]), weights],
+    op = linalg.GenericOp([C.tensor_type([oh, ow, f], f32)], [C.reshape(x, [h, wd, c]), weights_cf],
                           [zeros([oh, ow, f])], ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps]),
                           ir.ArrayAttr.get(iters))
     block = op.regions[0].blocks.append(f32, f32, f32)

@@ -2,8 +2,9 @@
 
 Float sums and products are TOSA: one tosa.reduce_sum/reduce_product per run of adjacent axes
 (a reshape merges the run first, so axes [1, 2] cost one reduction), with TOSA element-wise ops
-around it (a sum over the spatial axes of an NHWC tensor is a linalg pooling op instead: `_sum`); float16 is widened to float32 for the whole computation. The rest are linalg.generic
-reductions, for correctness:
+around it (a sum over the spatial axes of an NHWC tensor is a linalg pooling op instead: `_sum`);
+float16 is widened to float32 for the whole computation. The rest are linalg.generic reductions,
+for correctness:
 - max/min: IREE (3.13) lowers float tosa.reduce_max/min with -/+FLT_MAX as the initial value,
   so a slice of -inf values would give -FLT_MAX; unsigned types need maxui/minui.
 - integer sums/products: TOSA takes i32 only and REQUIREs no overflow; WebNN integers wrap.

@@ -134,7 +134,7 @@ def _retune_softmax(func):
     choices = []
     for op in ops:
         text = str(op.attributes["lowering_config"])
-        tiles = {k: _ints(text, k) for k in _KEYS if _ints(text, k) is not None}
+        tiles = {k: v for k in _KEYS if (v := _ints(text, k)) is not None}
         choices.append(softmax_tiles(rows[0][-1], tiles))
     if None in choices:
         return 0
@@ -175,7 +175,8 @@ def _is_pointwise(op):
     maps = [str(m) for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
     iters = str(op.attributes["iterator_types"])
     return (len(maps) == 3 and all(m in maps[i + 1] for i, m in enumerate(_POINTWISE_MAPS))
-            and iters.count("parallel") == 3 and iters.count("reduction") == 1 and iters.rstrip("]").endswith("reduction>"))
+            and iters.count("parallel") == 3 and iters.count("reduction") == 1
+            and iters.rstrip("]").endswith("reduction>"))
 
 
 def _retune_function(func, conv):
