@@ -139,14 +139,18 @@ def _retune_softmax(func):
     if None in choices:
         return 0
     for op, tiles in zip(ops, choices):
-        body = ", ".join(f"{k} = {tiles[k]}" for k in _KEYS if k in tiles)
-        op.attributes["lowering_config"] = ir.Attribute.parse(f"#iree_cpu.lowering_config<{body}>")
+        op.attributes["lowering_config"] = _lowering_config(tiles)
     return 1
 
 
+def _lowering_config(tiles):
+    """An #iree_cpu.lowering_config of `tiles` ({key in _KEYS: list})."""
+    body = ", ".join(f"{k} = {tiles[k]}" for k in _KEYS if k in tiles)
+    return ir.Attribute.parse(f"#iree_cpu.lowering_config<{body}>")
+
+
 def _config(distribution, vector, reduction):
-    return ir.Attribute.parse(f"#iree_cpu.lowering_config<distribution = {distribution}, "
-                              f"vector_common_parallel = {vector}, vector_reduction = {reduction}>")
+    return _lowering_config(dict(zip(_KEYS, (distribution, vector, reduction))))
 
 
 def _shape(value):

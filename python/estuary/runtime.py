@@ -10,6 +10,7 @@ from estuary.errors import EstuaryError, RuntimeError_, RuntimeInputError
 
 SIGNATURE_KEY = "estuary.signature"
 POLL_SECONDS = 0.05  # how long a CPU run's caller yield-polls for completion before it blocks
+_yield_core = getattr(os, "sched_yield", None) or (lambda: time.sleep(0))  # Windows has no sched_yield
 
 # user-facing device names -> IREE runtime drivers
 DEVICES = {
@@ -175,9 +176,8 @@ class Model:
         blocks; other drivers block at once."""
         if self.driver == "local-task":
             deadline = time.perf_counter() + POLL_SECONDS
-            yield_core = getattr(os, "sched_yield", None) or (lambda: time.sleep(0))  # Windows has no sched_yield
             while semaphore.query() < 1 and time.perf_counter() < deadline:
-                yield_core()
+                _yield_core()
         done.wait()
 
     def _with_labels(self, out):
