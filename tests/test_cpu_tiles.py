@@ -28,11 +28,13 @@ def test_rule_widens_small_image_tiles():
 
 @pytest.mark.parametrize("shape, iree_tiles, tiles", [
     # up to 14 wide: the whole row in registers (14 x 32 channels = 28 zmm); workgroups of about
-    # 392 pixels in whole rows (here the whole image)
+    # 98 pixels in equal groups of whole rows x 32 channels (7 rows of 14, 5 of 10, all 8 of 8)
     ([1, 14, 14, 256], ([0, 2, 14, 64, 0, 0, 0], [1, 1, 7, 16, 0, 0, 0], [0, 0, 0, 0, 1, 1, 8]),
-     ([0, 14, 14, 64, 0, 0, 0], [1, 1, 14, 32, 0, 0, 0], [0, 0, 0, 0, 1, 1, 8])),
+     ([0, 7, 14, 32, 0, 0, 0], [1, 1, 14, 32, 0, 0, 0], [0, 0, 0, 0, 1, 1, 8])),
+    ([1, 10, 10, 256], ([0, 2, 10, 64, 0, 0, 0], [1, 1, 5, 16, 0, 0, 0], [0, 0, 0, 0, 1, 1, 8]),
+     ([0, 5, 10, 32, 0, 0, 0], [1, 1, 10, 32, 0, 0, 0], [0, 0, 0, 0, 1, 1, 8])),
     ([1, 8, 8, 512], (IREE_7x7[0], [1, 1, 8, 16, 0, 0, 0], IREE_7x7[2]),
-     ([0, 8, 8, 64, 0, 0, 0], [1, 1, 8, 32, 0, 0, 0], [0, 0, 0, 0, 1, 1, 8])),
+     ([0, 8, 8, 32, 0, 0, 0], [1, 1, 8, 32, 0, 0, 0], [0, 0, 0, 0, 1, 1, 8])),
     # wider: IREE's 7 or 8 pixels x 32 channels; 14 rows of 28, 7 rows of 56
     ([1, 28, 28, 128], ([0, 4, 28, 64, 0, 0, 0], [1, 1, 7, 16, 0, 0, 0], [0, 0, 0, 0, 1, 1, 8]),
      ([0, 14, 28, 64, 0, 0, 0], [1, 1, 7, 32, 0, 0, 0], [0, 0, 0, 0, 1, 1, 8])),
@@ -91,6 +93,7 @@ def _has_avx512():
     (7, 64, 64, 3, 1, 1),
     (14, 32, 128, 3, 2, 1),   # 7x7 output from a stride-2 window
     (14, 64, 128, 3, 1, 1),
+    (10, 32, 64, 3, 1, 1),    # two workgroups of 5 rows x 32 channels per 64 channels
     (7, 64, 64, 1, 1, 0),     # a lone 1x1 convolution is data-tiled by IREE (mmt4d)
     (28, 16, 64, 3, 1, 1),
     (28, 16, 48, 3, 1, 0),    # 48 channels: IREE's tiles stay

@@ -36,7 +36,8 @@ REDUCTION_UNROLL = 4  # input channels per reduction step at width <= 7 (8 spill
 WIDE_LANES = 32       # output channels per register tile on wider outputs (two zmm registers)
 WIDE_UNROLL = 8       # input channels per reduction step on wider outputs
 MAX_PIXELS = 14       # widest register tile: 14 pixels x 2 registers = 28 of the 32 zmm registers
-WORKGROUP_PIXELS = 392  # output pixels per workgroup on wider outputs: whole rows, 7 of 56, 14 of 28
+WORKGROUP_PIXELS = 392  # output pixels per workgroup wider than 14: whole rows, 7 of 56, 14 of 28
+ROW_WORKGROUP_PIXELS = 98  # ... and at widths 8-14 (one register tile per row): 7 rows of 14
 SOFTMAX_ROWS = 2      # softmax rows per vector step (IREE: 8)
 SOFTMAX_VECTOR = 128  # softmax row elements per vector op (IREE: 16)
 MATVEC_TAG = "estuary.matvec"   # set by passes/lowering/matvec.py
@@ -53,9 +54,13 @@ def conv_tiles(out_shape, distribution, vector, reduction):
     keep IREE's. `out_shape` is [N, OH, OW, F]; the lists are IREE's chosen tile sizes.
 
     Width <= 7: one row of 7 pixels x 64 channels. Wider: rows of up to 14 pixels (the whole row
-    when it fits, else IREE's 7 or 8) x 32 channels, 8 input channels per reduction step, and
-    workgroups of about 392 output pixels (whole rows) x 64 channels: with two threads, fewer and
-    larger workgroups were 12-16 % faster than 2-row ones (measured per width in the README)."""
+    when it fits, else IREE's 7 or 8) x 32 channels, 8 input channels per reduction step.
+    Workgroups wider than 14: about 392 output pixels (whole rows) x 64 channels; with two
+    threads, fewer and larger workgroups were 12-16 % faster than 2-row ones. Widths 8-14: equal
+    groups of whole rows, at most about 98 pixels, x 32 channels (7 rows of 14, 5 of 10, all 8 of
+    8): three 3x3 convolutions on two threads, 14x14x256 1.92-2.03 -> 1.57-1.67 ms (onnxruntime
+    1.31-1.37), 10x10x256 1.06 -> 0.88 (0.75), 8x8x512 2.97 -> 2.68 (2.13); measured per width
+    in the README."""
     if len(distribution) != 7 or len(vector) != 7 or len(reduction) != 7 or len(out_shape) != 4:
         return None
     width, pixels, lanes = out_shape[2], vector[2], vector[3]
@@ -66,12 +71,16 @@ def conv_tiles(out_shape, distribution, vector, reduction):
             return None
         return ([0, 1, pixels, CHANNELS, 0, 0, 0], [1, 1, pixels, CHANNELS, 0, 0, 0],
                 reduction[:6] + [REDUCTION_UNROLL])
+    height, channels = out_shape[1], CHANNELS
     if width <= MAX_PIXELS:
-        pixels = width
+        pixels, channels = width, WIDE_LANES
+        groups = -(-height * width // ROW_WORKGROUP_PIXELS)
+        rows = -(-height // groups)  # equal row groups: 10 rows as 5 + 5 (9 + 1 was 1.6x slower)
+    else:
+        rows = min(height, max(1, WORKGROUP_PIXELS // width))
     if width % pixels:
         return None
-    rows = min(out_shape[1], max(1, WORKGROUP_PIXELS // width))
-    return ([0, rows, width, CHANNELS, 0, 0, 0], [1, 1, pixels, WIDE_LANES, 0, 0, 0],
+    return ([0, rows, width, channels, 0, 0, 0], [1, 1, pixels, WIDE_LANES, 0, 0, 0],
             reduction[:6] + [WIDE_UNROLL])
 
 
