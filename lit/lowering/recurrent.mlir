@@ -78,14 +78,21 @@ func.func @lstm_both(%x: tensor<3x2x2xf32>, %w: tensor<2x8x2xf32>, %r: tensor<2x
 // -----
 
 // float16 is computed in float32 and rounded once; peepholes (i, o, f) multiply the incoming cell
-// state; a relu activation is a clamp at zero.
+// state; a relu activation is a clamp at zero. Each gate adds its slice of the input projection
+// to its slice of the joined recurrent products (one add per gate, not one over all gates, so
+// IREE fuses the adds into the gate math's dispatch).
 // CHECK-LABEL: func.func @lstm_cell_f16
 // CHECK-SAME: %[[C:arg4]]: tensor<1x2xf16>
 // CHECK: %[[CW:.*]] = tosa.cast %[[C]] : (tensor<1x2xf16>) -> tensor<1x2xf32>
 // CHECK: %[[C3:.*]] = tosa.reshape %[[CW]]
-// CHECK: tosa.matmul
+// CHECK: %[[XP:.*]] = tosa.matmul {{.*}} -> tensor<1x1x8xf32>
 // CHECK: linalg.generic {{.*}} outs({{.*}} : tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) attrs = {estuary.matvec}
 // CHECK: tosa.concat {{.*}} axis(0) {{.*}} -> tensor<8xf32>
+// CHECK: %[[P:.*]] = tosa.reshape {{.*}} -> tensor<1x1x8xf32>
+// CHECK-NOT: tosa.add {{.*}} -> tensor<1x1x8xf32>
+// CHECK: %[[XI:.*]] = tosa.slice %[[XP]], {{.*}} -> tensor<1x1x2xf32>
+// CHECK: %[[PI:.*]] = tosa.slice %[[P]], {{.*}} -> tensor<1x1x2xf32>
+// CHECK: tosa.add %[[XI]], %[[PI]] : (tensor<1x1x2xf32>, tensor<1x1x2xf32>) -> tensor<1x1x2xf32>
 // CHECK: tosa.mul %[[C3]]
 // CHECK: tosa.mul %[[C3]]
 // CHECK: tosa.mul %[[C3]]

@@ -213,8 +213,12 @@ def _lstm(x, w, rw, bias, rbias, peephole, h0, c0, hidden, return_sequence, dire
 
     def step(s, states):
         h, c = states
-        full = _add(net.input_at(s), _gate_products(h, rw, 4, hidden) if net.per_gate else _matmul(h, rt))
-        pre = {name: _gate(full, layout, name, hidden) for name in layout}
+        xp = net.input_at(s)
+        full = _gate_products(h, rw, 4, hidden) if net.per_gate else _matmul(h, rt)
+        # the input projection is added per gate, so the adds fuse into the gate math's dispatch
+        # (one add over all gates was a dispatch of its own: 3 -> 2 per step, LSTM 0.225 -> 0.219
+        # and 0.245 -> 0.231 ms in two interleaved comparisons)
+        pre = {name: _add(_gate(xp, layout, name, hidden), _gate(full, layout, name, hidden)) for name in layout}
 
         def gate(name, act):
             p = pre[name]
