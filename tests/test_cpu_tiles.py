@@ -43,6 +43,17 @@ def test_rule_widens_small_image_tiles():
 ])
 def test_rule_for_wider_images(shape, iree_tiles, tiles):
     assert cpu_tiles.conv_tiles(shape, *iree_tiles) == tiles
+    assert cpu_tiles.conv_tiles(shape, *iree_tiles, window=3 * 3 * 64) == tiles
+
+
+def test_rule_scales_workgroups_for_small_windows():
+    """A 7x7 stem over 3 channels (147 multiply-adds per output, a quarter of 3x3x64) gets twice
+    the pixels per workgroup: 7 rows of 112 instead of 3."""
+    iree = ([0, 4, 112, 64, 0, 0, 0], [1, 1, 8, 16, 0, 0, 0], [0, 0, 0, 0, 1, 1, 8])
+    assert cpu_tiles.conv_tiles([1, 112, 112, 64], *iree, window=7 * 7 * 3)[0] == [0, 7, 112, 64, 0, 0, 0]
+    assert cpu_tiles.conv_tiles([1, 112, 112, 64], *iree)[0] == [0, 3, 112, 64, 0, 0, 0]
+    assert cpu_tiles.conv_tiles([1, 56, 56, 64], *iree, window=3 * 3 * 128)[0] == [0, 7, 56, 64, 0, 0, 0]
+    assert [cpu_tiles._work_factor(w) for w in (None, 147, 288, 576, 4608)] == [1, 2, 2, 1, 1]
 
 
 @pytest.mark.parametrize("shape, tiles", [
@@ -94,6 +105,7 @@ def _has_avx512():
     (14, 32, 128, 3, 2, 1),   # 7x7 output from a stride-2 window
     (14, 64, 128, 3, 1, 1),
     (10, 32, 64, 3, 1, 1),    # two workgroups of 5 rows x 32 channels per 64 channels
+    (56, 3, 64, 7, 2, 1),     # a stem: 7x7 window over 3 channels, larger workgroups
     (7, 64, 64, 1, 1, 0),     # a lone 1x1 convolution is data-tiled by IREE (mmt4d)
     (28, 16, 64, 3, 1, 1),
     (28, 16, 48, 3, 1, 0),    # 48 channels: IREE's tiles stay

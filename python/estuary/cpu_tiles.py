@@ -37,6 +37,7 @@ WIDE_LANES = 32       # output channels per register tile on wider outputs (two 
 WIDE_UNROLL = 8       # input channels per reduction step on wider outputs
 MAX_PIXELS = 14       # widest register tile: 14 pixels x 2 registers = 28 of the 32 zmm registers
 WORKGROUP_PIXELS = 392  # output pixels per workgroup wider than 14: whole rows, 7 of 56, 14 of 28
+FULL_WINDOW = 576      # ... for a 3x3 window over 64 channels; smaller windows get 2, 4, ... times more
 ROW_WORKGROUP_PIXELS = 98  # ... and at widths 8-14 (one register tile per row): 7 rows of 14
 SOFTMAX_ROWS = 2      # softmax rows per vector step (IREE: 8)
 SOFTMAX_VECTOR = 128  # softmax row elements per vector op (IREE: 16)
@@ -49,9 +50,20 @@ def _ints(text, key):
     return [int(x) for x in m.group(1).split(",") if x.strip()] if m else None
 
 
-def conv_tiles(out_shape, distribution, vector, reduction):
+def _work_factor(window):
+    """How many times WORKGROUP_PIXELS a workgroup takes for a window of `window` = KH*KW*C
+    multiply-adds per output: a power of two, so that each workgroup does at least a 3x3x64
+    window's work (1 for larger windows or when unknown)."""
+    factor = 1
+    while window and window * factor * 2 <= FULL_WINDOW:
+        factor *= 2
+    return factor
+
+
+def conv_tiles(out_shape, distribution, vector, reduction, window=None):
     """The tile choice for a 2-D NHWC convolution (loops n, oh, ow, f, kh, kw, c), or None to
-    keep IREE's. `out_shape` is [N, OH, OW, F]; the lists are IREE's chosen tile sizes.
+    keep IREE's. `out_shape` is [N, OH, OW, F]; the lists are IREE's chosen tile sizes; `window`
+    is KH*KW*C when known.
 
     Width <= 7: one row of 7 pixels x 64 channels. Wider: rows of up to 14 pixels (the whole row
     when it fits, else IREE's 7 or 8) x 32 channels, 8 input channels per reduction step.
@@ -59,8 +71,10 @@ def conv_tiles(out_shape, distribution, vector, reduction):
     threads, fewer and larger workgroups were 12-16 % faster than 2-row ones. Widths 8-14: equal
     groups of whole rows, at most about 98 pixels, x 32 channels (7 rows of 14, 5 of 10, all 8 of
     8): three 3x3 convolutions on two threads, 14x14x256 1.92-2.03 -> 1.57-1.67 ms (onnxruntime
-    1.31-1.37), 10x10x256 1.06 -> 0.88 (0.75), 8x8x512 2.97 -> 2.68 (2.13); measured per width
-    in the README."""
+    1.31-1.37), 10x10x256 1.06 -> 0.88 (0.75), 8x8x512 2.97 -> 2.68 (2.13). Smaller windows than
+    3x3x64 scale the wide workgroups up (`_work_factor`): ResNet's 7x7 stem over 3 channels (147
+    per output) takes 7 rows of 112 instead of 3, 0.70 -> 0.625 ms with the input transpose, on two
+    threads (onnxruntime 0.50-0.51). Measured per width in the README."""
     if len(distribution) != 7 or len(vector) != 7 or len(reduction) != 7 or len(out_shape) != 4:
         return None
     width, pixels, lanes = out_shape[2], vector[2], vector[3]
@@ -77,7 +91,7 @@ def conv_tiles(out_shape, distribution, vector, reduction):
         groups = -(-height * width // ROW_WORKGROUP_PIXELS)
         rows = -(-height // groups)  # equal row groups: 10 rows as 5 + 5 (9 + 1 was 1.6x slower)
     else:
-        rows = min(height, max(1, WORKGROUP_PIXELS // width))
+        rows = min(height, max(1, WORKGROUP_PIXELS * _work_factor(window) // width))
     if width % pixels:
         return None
     return ([0, rows, width, channels, 0, 0, 0], [1, 1, pixels, WIDE_LANES, 0, 0, 0],
@@ -209,8 +223,9 @@ def _retune_function(func, conv):
             out = _shape(op.results[0])
             choice = pointwise_tiles(out, *lists) if out is not None else None
         elif conv and len(op.results) == 1:
-            out = _shape(op.results[0])
-            choice = conv_tiles(out, *lists) if out is not None else None
+            out, filt = _shape(op.results[0]), _shape(op.operands[1]) if len(op.operands) > 1 else None
+            window = filt[0] * filt[1] * filt[2] if filt is not None and len(filt) == 4 else None
+            choice = conv_tiles(out, *lists, window=window) if out is not None else None
         if choice:
             op.attributes["lowering_config"] = _config(*choice)
             changed += 1
