@@ -37,8 +37,8 @@ WIDE_LANES = 32       # output channels per register tile on wider outputs (two 
 WIDE_UNROLL = 8       # input channels per reduction step on wider outputs
 MAX_PIXELS = 14       # widest register tile: 14 pixels x 2 registers = 28 of the 32 zmm registers
 WORKGROUP_PIXELS = 392  # output pixels per workgroup wider than 14: whole rows, 7 of 56, 14 of 28
-FULL_WINDOW = 576      # ... for a 3x3 window over 64 channels; smaller windows get 2, 4, ... times more
 ROW_WORKGROUP_PIXELS = 98  # ... and at widths 8-14 (one register tile per row): 7 rows of 14
+FULL_WINDOW = 576      # KH*KW*C those were measured for (3x3x64); smaller windows: see _work_factor
 SOFTMAX_ROWS = 2      # softmax rows per vector step (IREE: 8)
 SOFTMAX_VECTOR = 128  # softmax row elements per vector op (IREE: 16)
 MATVEC_TAG = "estuary.matvec"   # set by passes/lowering/matvec.py
@@ -223,7 +223,8 @@ def _retune_function(func, conv):
             out = _shape(op.results[0])
             choice = pointwise_tiles(out, *lists) if out is not None else None
         elif conv and len(op.results) == 1:
-            out, filt = _shape(op.results[0]), _shape(op.operands[1]) if len(op.operands) > 1 else None
+            out = _shape(op.results[0])
+            filt = _shape(op.operands[1]) if len(op.operands) > 1 else None  # [KH, KW, C, F]
             window = filt[0] * filt[1] * filt[2] if filt is not None and len(filt) == 4 else None
             choice = conv_tiles(out, *lists, window=window) if out is not None else None
         if choice:
