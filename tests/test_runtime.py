@@ -103,3 +103,49 @@ def test_dtype_round_trip(dtype):
     y = estuary.load(estuary.compile(doc)).run({"x": x})["y"]
     assert y.dtype == np.dtype(dtype)
     np.testing.assert_array_equal(y, x + x)
+
+
+_THREADS_SCRIPT = r"""
+import sys, numpy as np, estuary
+from estuary.errors import RuntimeError_
+model = estuary.load(sys.argv[1], threads=1)
+x = np.arange(6, dtype=np.float32).reshape(2, 3)
+assert (model.run({"x": x})["y"] == -x).all()
+estuary.load(sys.argv[1], threads=1)  # the same count again is fine
+estuary.load(sys.argv[1])             # so is the process's own count
+for bad in (2, 0, 1.5):
+    try:
+        estuary.load(sys.argv[1], threads=bad)
+    except RuntimeError_ as e:
+        print(e)
+"""
+
+
+def test_thread_count_is_fixed_per_process(tmp_path):
+    """IREE creates the CPU workers once per process: asking for another count later is a clear
+    error (it used to be silently ignored), and a count below 1 is refused."""
+    import subprocess
+    import sys
+
+    doc = graph({"x": ((2, 3), "float32")}, [op("neg", ("input", "x"), outputs="y")], ["y"])
+    path = estuary.compile(doc).save(tmp_path / "neg.vmfb")
+    r = subprocess.run([sys.executable, "-c", _THREADS_SCRIPT, str(path)], capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert len(lines) == 3
+    assert "already runs 1 worker thread(s)" in lines[0] and "threads=1" in lines[0]
+    assert "at least 1, got 0" in lines[1] and "got 1.5" in lines[2]
+
+
+@pytest.mark.parametrize("threads, flags", [
+    (None, ("--task_topology_group_count=0", "--task_topology_max_group_count=64")),
+    (1, ("--task_topology_group_count=1", "--task_topology_max_group_count=64")),
+    (2, ("--task_topology_group_count=0", "--task_topology_max_group_count=2")),
+])
+def test_topology_flags(threads, flags):
+    """One worker is unpinned (IREE's `group_count`), so one-thread processes do not all share core
+    0; more workers keep IREE's pinning, one per core (README, "Performance")."""
+    from estuary.runtime import _topology_flags
+
+    assert _topology_flags(threads) == flags

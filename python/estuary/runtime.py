@@ -1,5 +1,6 @@
 """Running compiled models: `load(artifact_or_path, device)` -> Model; `model.run({...})`."""
 import json
+import numbers
 import os
 import time
 
@@ -37,19 +38,44 @@ TARGET_DRIVERS = {
 _CONFIGS = {}
 
 
+def _topology_flags(threads):
+    """IREE task-system flags for `threads` CPU workers (None: one per core). The flags are
+    process-global, so every device sets all of them. By default IREE pins one worker to each
+    core, counting from core 0; with one worker that pins every process's worker to core 0 (two
+    one-thread processes on two cores: 7.6 ms a run each instead of 3.6), so a single worker is
+    left unpinned (alone: 3.62 against 3.64 ms pinned). More workers stay pinned: two unpinned
+    workers on two cores ran MobileNet 2x slower. (README, "Performance".)"""
+    if threads is None:
+        return "--task_topology_group_count=0", "--task_topology_max_group_count=64"
+    if threads == 1:
+        return "--task_topology_group_count=1", "--task_topology_max_group_count=64"
+    return "--task_topology_group_count=0", f"--task_topology_max_group_count={threads}"
+
+
 def _config(driver, threads=None):
-    """One runtime Config (device) per driver per process: devices are expensive to create."""
+    """One runtime Config (device) per driver per process: devices are expensive to create, and
+    IREE makes the CPU driver's workers once per process, so the first CPU load decides their
+    count; a later load asking for another count is an error rather than silently ignored."""
     import iree.runtime as rt
 
-    key = (driver, threads)
-    if key not in _CONFIGS:
-        try:
-            if threads is not None and driver == "local-task":
-                rt.flags.parse_flags(f"--task_topology_max_group_count={int(threads)}")
-            _CONFIGS[key] = rt.Config(driver)
-        except (RuntimeError, ValueError) as e:
-            raise RuntimeError_(f"cannot open device {driver!r}: {e}") from None
-    return _CONFIGS[key]
+    if threads is not None and (not isinstance(threads, numbers.Integral) or isinstance(threads, bool) or threads < 1):
+        raise RuntimeError_(f"threads must be a whole number of at least 1, got {threads!r}")
+    threads = None if threads is None or driver != "local-task" else int(threads)
+    if driver in _CONFIGS:
+        config, have = _CONFIGS[driver]
+        if threads is not None and threads != have:
+            now, how = ("one worker thread per core", "without threads") if have is None else (
+                f"{have} worker thread(s)", f"with threads={have}")
+            raise RuntimeError_(f"this process's CPU device already runs {now}: the count is "
+                                f"fixed when the first CPU model loads; load {how}, or use another process")
+        return config
+    try:
+        if driver == "local-task":
+            rt.flags.parse_flags(*_topology_flags(threads))
+        _CONFIGS[driver] = (rt.Config(driver), threads)
+    except (RuntimeError, ValueError) as e:
+        raise RuntimeError_(f"cannot open device {driver!r}: {e}") from None
+    return _CONFIGS[driver][0]
 
 
 def _vm_module(instance, vmfb, where):
