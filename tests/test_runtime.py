@@ -145,7 +145,7 @@ def test_thread_count_is_fixed_per_process(tmp_path):
 ])
 def test_topology_flags(threads, flags):
     """One worker is unpinned (IREE's `group_count`), so one-thread processes do not all share core
-    0; more workers keep IREE's pinning, one per core (README, "Performance")."""
+    0; more workers keep IREE's pinning, one per core (README, "Python API")."""
     from estuary.runtime import _topology_flags
 
     assert _topology_flags(threads) == flags

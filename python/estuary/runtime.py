@@ -44,7 +44,7 @@ def _topology_flags(threads):
     core, counting from core 0; with one worker that pins every process's worker to core 0 (two
     one-thread processes on two cores: 7.6 ms a run each instead of 3.6), so a single worker is
     left unpinned (alone: 3.62 against 3.64 ms pinned). More workers stay pinned: two unpinned
-    workers on two cores ran MobileNet 2x slower. (README, "Performance".)"""
+    workers on two cores ran MobileNet 2x slower. (README, "Python API".)"""
     if threads is None:
         return "--task_topology_group_count=0", "--task_topology_max_group_count=64"
     if threads == 1:
