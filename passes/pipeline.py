@@ -7,8 +7,10 @@ from estuary.passes import PASSES, load_all
 OPTIMIZATIONS = ["nn-fold-constants", "nn-fold-batch-norm", "nn-layout-nhwc", "nn-canonicalize-transposes",
                  "nn-cse", "nn-stack-step-products", "nn-merge-sibling-matmuls", "nn-dce"]
 DEFAULT = ["nn-verify", "lower-nn-to-tosa"]
-# Optimizations inside the IREE compile, switched off the same way (see estuary/cpu_tiles.py).
-IREE_OPTIMIZATIONS = ["cpu-tiles"]
+# llvm-cpu code-generation choices, switched off the same way: Winograd 3x3 convolutions in the
+# lowering (passes/lowering/winograd.py) and retiled dispatches inside the IREE compile
+# (estuary/cpu_tiles.py).
+IREE_OPTIMIZATIONS = ["cpu-winograd", "cpu-tiles"]
 
 
 def run(nn, names):

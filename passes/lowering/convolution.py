@@ -10,7 +10,7 @@ from iree.compiler.dialects import tosa
 
 from estuary.dialects.ops.convolution import TO_IOHW, TO_OIHW
 from estuary.passes.lowering import common as C
-from estuary.passes.lowering import lower, pointwise
+from estuary.passes.lowering import lower, pointwise, winograd
 
 
 def _f32():
@@ -38,11 +38,18 @@ def _fit_padding(size, k, pad_begin, pad_end, stride, dilation):
     return pad_end - trim_pad, rem - trim_pad
 
 
-def _conv_nhwc(x, w_oihw, bias, pad, strides, dilations, dtype, depthwise_mult=None):
-    """One TOSA convolution; x NHWC, w OIHW (or [C*M, 1, KH, KW] for depthwise)."""
+def _conv_nhwc(x, w_oihw, bias, pad, strides, dilations, dtype, depthwise_mult=None, fast3x3=False):
+    """One TOSA convolution; x NHWC, w OIHW (or [C*M, 1, KH, KW] for depthwise). `fast3x3`:
+    eligible 3x3 convolutions with constant weights take the Winograd form (winograd.py)."""
     w_cf = None if depthwise_mult is not None else pointwise.weights(x, w_oihw, pad, dilations)
     if w_cf is not None:
         return pointwise.conv1x1(x, w_cf, bias, strides)
+    if fast3x3 and depthwise_mult is None:
+        out_hw = [s + a + b - 2 for s, a, b in zip(C.shape_of(x)[1:3], pad[0::2], pad[1::2])]
+        w_const = pointwise.constant_array(w_oihw) if winograd.applies(
+            x, w_oihw, pad, strides, dilations, out_hw) else None
+        if w_const is not None:
+            return winograd.conv3x3(x, w_const, bias, pad)
     n, h, wd, c = C.shape_of(x)
     o, _, kh, kw = C.shape_of(w_oihw)
     pt, pb, pl, pr = pad
@@ -71,13 +78,13 @@ def _conv_nhwc(x, w_oihw, bias, pad, strides, dilations, dtype, depthwise_mult=N
     return tosa.conv2d(out_t, x, weight, bias, zp, C.zero_point(dtype), **attrs)
 
 
-def grouped_conv_nhwc(x, w_oihw, bias, groups, pad, strides, dilations, dtype):
+def grouped_conv_nhwc(x, w_oihw, bias, groups, pad, strides, dilations, dtype, fast3x3=False):
     """NHWC convolution with `groups` (plain, depthwise, or one convolution per group)."""
     c = C.shape_of(x)[3]
     o, i = C.shape_of(w_oihw)[:2]
     bias = _bias_or_zero(bias, o, dtype)
     if groups == 1:
-        return _conv_nhwc(x, w_oihw, bias, pad, strides, dilations, dtype)
+        return _conv_nhwc(x, w_oihw, bias, pad, strides, dilations, dtype, fast3x3=fast3x3)
     if i == 1 and groups == c:
         return _conv_nhwc(x, w_oihw, bias, pad, strides, dilations, dtype, depthwise_mult=o // c)
     og = o // groups
@@ -110,7 +117,8 @@ def lower_conv2d(n):
     x = _to_nhwc(x, a["input_layout"])
     w = C.transpose(w, TO_OIHW[a["filter_layout"]])
     y = grouped_conv_nhwc(x, w, bias, a["groups"], a["padding"], a["strides"], a["dilations"], "float32"
-                          if n.out.dtype == "float16" else n.out.dtype)
+                          if n.out.dtype == "float16" else n.out.dtype,
+                          fast3x3=n.out.dtype == "float32" and winograd.enabled(n.op))
     return _from_nhwc(_narrow(y, n.out.dtype), a["input_layout"])
 
 
@@ -153,7 +161,8 @@ def lower_conv_transpose2d(n):
     end_h = oh - 1 + (kh - 1) * dh + 1 - hs - begin_h
     end_w = ow - 1 + (kw - 1) * dw + 1 - ws - begin_w
     stuffed = _pad_and_crop(stuffed, [begin_h, end_h, begin_w, end_w], dtype)
-    y = grouped_conv_nhwc(stuffed, w_conv, bias, groups, [0, 0, 0, 0], [1, 1], [dh, dw], dtype)
+    y = grouped_conv_nhwc(stuffed, w_conv, bias, groups, [0, 0, 0, 0], [1, 1], [dh, dw], dtype,
+                          fast3x3=n.out.dtype == "float32" and winograd.enabled(n.op))
     return _from_nhwc(_narrow(y, n.out.dtype), a["input_layout"])
 
 

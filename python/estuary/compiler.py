@@ -83,13 +83,26 @@ def _optimize_default(optimize):
 def compile_nn(nn, target="llvm-cpu", *, optimize=None, cpu="host", extra_flags=(), progress=False,
                timings=None, disable_passes=()):
     """Lower an NNModule (in place) and compile it with IREE; returns an Artifact."""
+    from iree.compiler import ir
+
     from estuary.passes import pipeline
+    from estuary.passes.lowering import winograd
 
     timings = {} if timings is None else timings
     flags = target_flags(target, cpu, extra_flags)
     t0 = time.perf_counter()
     _progress(progress, "optimizing and lowering the nn module")
+    fast3x3 = target == "llvm-cpu" and _optimize_default(optimize) and "cpu-winograd" not in disable_passes
+    if fast3x3:
+        with nn.context:
+            nn.module.operation.attributes[winograd.MODULE_FLAG] = ir.UnitAttr.get()
     pipeline.run_default(nn, optimize=_optimize_default(optimize), disable=disable_passes)
+    stats = {}
+    if fast3x3:
+        with nn.context:
+            stats["winograd"] = winograd.count(nn.module)
+            del nn.module.operation.attributes[winograd.MODULE_FLAG]
+        _progress(progress, f"cpu-winograd: {stats['winograd']} 3x3 convolution(s) in Winograd form")
     timings["lower_s"] = time.perf_counter() - t0
     if target == "llvm-cpu" and "estuary.keep_f64" in nn.module.operation.attributes:
         flags = flags + ["--iree-input-demote-f64-to-f32=false"]  # a lowering needs real f64 (lsh_projection)
@@ -97,7 +110,6 @@ def compile_nn(nn, target="llvm-cpu", *, optimize=None, cpu="host", extra_flags=
     nn.target = target
     nn.write_signature()
     _progress(progress, f"compiling for {target} with IREE")
-    stats = {}
     retile = target == "llvm-cpu" and _optimize_default(optimize) and "cpu-tiles" not in disable_passes
     vmfb = iree_compile(nn, flags, retile=retile, stats=stats)
     if "cpu_tiles" in stats:
