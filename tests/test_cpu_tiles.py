@@ -126,13 +126,15 @@ def test_convolution_matches_onnxruntime(tmp_path, hw, c, f, k, stride, retuned)
         np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-4)
 
 
-def _pointwise_net(hw, c, f, stride):
-    """A 1x1 convolution, then (MobileNet) a padded depthwise 3x3 convolution or (ResNet, strided)
-    a sum with a second strided 1x1 branch."""
+def _pointwise_net(hw, c, f, stride, pool=False):
+    """A 1x1 convolution, then (MobileNet) a padded depthwise 3x3 convolution or a global average
+    pooling, or (ResNet, strided) a sum with a second strided 1x1 branch."""
     net, rng = models.Net(12), np.random.default_rng(112)
     x = rng.standard_normal((1, c, hw, hw)).astype(np.float32)
     y = net.node("Relu", [net.conv("x", c, f, 1, hw // stride, stride=stride, pad=0)])
-    if stride == 1:
+    if pool:
+        y = net.node("GlobalAveragePool", [y])
+    elif stride == 1:
         y = net.node("Relu", [net.conv(y, f, f, 3, hw, groups=f)])
     else:
         y = net.node("Add", [y, net.conv("x", c, f, 1, hw // stride, stride=stride, pad=0)])
@@ -140,12 +142,15 @@ def _pointwise_net(hw, c, f, stride):
     return net.model({"x": x}, ["y"], {"x": x})
 
 
-@pytest.mark.parametrize("hw, c, f, stride", [(14, 64, 128, 1), (7, 32, 64, 1), (28, 16, 64, 2), (15, 32, 64, 2)])
-def test_pointwise_convolution_matches_onnxruntime(tmp_path, hw, c, f, stride):
-    """1x1 convolutions are built with [C, F] weights (passes/lowering/pointwise.py) and retiled."""
+@pytest.mark.parametrize("hw, c, f, stride, pool", [(14, 64, 128, 1, False), (7, 32, 64, 1, False),
+                                                    (28, 16, 64, 2, False), (15, 32, 64, 2, False),
+                                                    (7, 64, 128, 1, True)])
+def test_pointwise_convolution_matches_onnxruntime(tmp_path, hw, c, f, stride, pool):
+    """1x1 convolutions are built with [C, F] weights (passes/lowering/pointwise.py) and retiled;
+    a global pooling of one reads it through an extra zero row (kept off IREE's data tiling)."""
     import onnxruntime as ort
 
-    model, feeds, _ = _pointwise_net(hw, c, f, stride)
+    model, feeds, _ = _pointwise_net(hw, c, f, stride, pool)
     path = onnx_to_webnn.convert(model, str(tmp_path / "pw.json"))
     ref = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(["y"], feeds)[0]
     on = estuary.compile(path)

@@ -106,3 +106,21 @@ func.func @resample_nearest(%x: tensor<1x4x6x2xf32>) -> tensor<1x2x9x2xf32> {
   %0 = "nn.resample2d"(%x) {sizes = array<i64: 2, 9>, axes = array<i64: 1, 2>} : (tensor<1x4x6x2xf32>) -> tensor<1x2x9x2xf32>
   return %0 : tensor<1x2x9x2xf32>
 }
+
+// -----
+
+// A global average pooling of a 1x1 convolution's product (through its ReLU) reads one extra
+// zero row (8x7 window over a 8x7 padded input, divisor still 49), so IREE writes the product
+// into a padded buffer rather than data-tiling it (pointwise.py).
+// CHECK-LABEL: func.func @global_pool_of_pointwise
+// CHECK: linalg.generic {{.*}} {estuary.pointwise}
+// CHECK: tosa.pad {{.*}} -> tensor<1x8x7x32xf32>
+// CHECK: linalg.pooling_nhwc_sum {{.*}} ins({{.*}}, {{.*}} : tensor<1x8x7x32xf32>, tensor<8x7xf32>)
+// CHECK: tosa.const values(dense<4.900000e+01> : tensor<1x1x1x1xf32>)
+func.func @global_pool_of_pointwise(%x: tensor<1x7x7x16xf32>) -> tensor<1x1x1x32xf32> {
+  %w = "nn.constant"() {value = dense<0.5> : tensor<32x16x1x1xf32>} : () -> tensor<32x16x1x1xf32>
+  %0 = "nn.conv2d"(%x, %w) {input_layout = "nhwc", operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<1x7x7x16xf32>, tensor<32x16x1x1xf32>) -> tensor<1x7x7x32xf32>
+  %1 = "nn.relu"(%0) : (tensor<1x7x7x32xf32>) -> tensor<1x7x7x32xf32>
+  %2 = "nn.average_pool2d"(%1) {window_dimensions = array<i64: 7, 7>, layout = "nhwc"} : (tensor<1x7x7x32xf32>) -> tensor<1x1x1x32xf32>
+  return %2 : tensor<1x1x1x32xf32>
+}

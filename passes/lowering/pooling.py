@@ -15,7 +15,7 @@ from iree.compiler.dialects import math as mathd
 from estuary import dtypes
 from estuary.dialects.ops.pooling import lowest, pool_geometry, resample_plan, resample_sizes, valid_counts
 from estuary.passes.lowering import common as C
-from estuary.passes.lowering import lower
+from estuary.passes.lowering import lower, pointwise
 
 
 def _to_float32(x, dtype):
@@ -43,10 +43,12 @@ def _pool(n, kind):
     if kind == "l2":
         x = C.mul(x, x, x.type)
     fill = lowest(spec.dtype) if kind == "max" else 0
-    x = _window_extent(x, (a["padding"][0], a["padding"][2]), extent, fill, work)
+    extra = int(kind == "average" and (oh, ow) == (1, 1) and list(dilations) == [1, 1]
+                and pointwise.pad_for_pooling(x))  # one zero row more: see pointwise.py
+    x = _window_extent(x, (a["padding"][0], a["padding"][2]), [extent[0] + extra, extent[1]], fill, work)
     el = C.element_of(x)
     init = linalg.fill(C.scalar_const(el, fill), outs=[tensor.empty([nb, oh, ow, c], el)])
-    window = tensor.empty([kh, kw], el)
+    window = tensor.empty([kh + extra, kw], el)
     pool = {"max": linalg.pooling_nhwc_max_unsigned if spec.dtype in dtypes.UNSIGNED else linalg.pooling_nhwc_max,
             "average": linalg.pooling_nhwc_sum, "l2": linalg.pooling_nhwc_sum}[kind]
     y = pool(x, window, outs=[init], strides=list(strides), dilations=list(dilations))

@@ -20,7 +20,7 @@ from iree.compiler.dialects import math as mathd
 from estuary import dtypes
 from estuary.dialects.ops.reduction import reduced_shape
 from estuary.passes.lowering import common as C
-from estuary.passes.lowering import lower
+from estuary.passes.lowering import lower, pointwise
 
 _TOSA_ARGMAX = ("float32", "float16", "int8")  # the input types TOSA's profiles allow
 
@@ -130,6 +130,9 @@ def _sum(x, axes):
     if len(shape) != 4 or sorted(axes) != [1, 2] or shape[3] % 16:
         return _tosa_reduce(x, axes, tosa.reduce_sum)
     n, h, w, c = shape
+    if pointwise.pad_for_pooling(x):  # one zero row more: see pointwise.py
+        x = C.pad_constant(x, [(0, 0), (0, 1), (0, 0), (0, 0)], 0, "float32")
+        h += 1
     init = linalg.fill(C.scalar_const(_f32(), 0.0), outs=[tensor.empty([n, 1, 1, c], _f32())])
     return linalg.pooling_nhwc_sum(x, tensor.empty([h, w], _f32()), outs=[init], strides=[1, 1], dilations=[1, 1])
 
