@@ -19,15 +19,18 @@ def test_matrices_compute_a_correlation(rng):
 
 
 def _case(rng, size, cin, cout, padding=(1, 1, 1, 1), bias=True, residual=False, strides=(1, 1),
-          dilations=(1, 1), groups=1, constant_filter=True, disable=()):
-    """A conv2d (optionally + the input and a relu) compiled for llvm-cpu; returns (stats, got, ref)."""
+          dilations=(1, 1), groups=1, constant_filter=True, disable=(), layout="nhwc"):
+    """A conv2d (optionally + the input and a relu) compiled for llvm-cpu; returns (stats, got, ref).
+    NHWC by default: an NCHW result is transposed after the convolution, which keeps it direct."""
     x = rng.standard_normal((1, cin) + size).astype(np.float32)
     w = (rng.standard_normal((cout, cin // groups, 3, 3)) / np.sqrt(9 * cin)).astype(np.float32)
     b = rng.standard_normal(cout).astype(np.float32)
-    options = dict(padding=list(padding), strides=list(strides), dilations=list(dilations), groups=groups)
+    options = dict(padding=list(padding), strides=list(strides), dilations=list(dilations), groups=groups,
+                   inputLayout=layout)
     consts = {"b": b} if bias else {}
     if bias:
         options["bias"] = "b"
+    x_nchw, x = x, (x.transpose(0, 2, 3, 1).copy() if layout == "nhwc" else x)
     inputs = {"x": x}
     if constant_filter:
         consts["w"] = w
@@ -43,9 +46,9 @@ def _case(rng, size, cin, cout, padding=(1, 1, 1, 1), bias=True, residual=False,
     art = estuary.compile(graph(inputs, ops, ["y"], consts), target="llvm-cpu", format="webnn",
                           disable_passes=list(disable))
     got = estuary.load(art).run(inputs)["y"]
-    ref = run_onnx(nodes, {"x": x} if constant_filter else inputs, [("y", np.float32, None)],
-                   initializers={k: v for k, v in (("w", w), ("b", b)) if k in consts})["y"]
-    return art.stats, got, ref
+    ref = run_onnx(nodes, {"x": x_nchw}, [("y", np.float32, None)],
+                   initializers={k: v for k, v in (("w", w), ("b", b))})["y"]
+    return art.stats, got, (ref.transpose(0, 2, 3, 1) if layout == "nhwc" else ref)
 
 
 @pytest.mark.parametrize("size, cin, cout, kw", [
@@ -74,6 +77,12 @@ def test_direct_convolution_where_it_does_not_apply(rng, kw):
     args = dict(size=(16, 16), cin=32, cout=32)
     args.update(kw)
     stats, got, ref = _case(rng, args.pop("size"), args.pop("cin"), args.pop("cout"), **args)
+    assert stats["winograd"] == 0
+    assert_accumulated(got, ref, 32 * 9)
+
+
+def test_direct_when_an_nchw_result_is_transposed_after_it(rng):
+    stats, got, ref = _case(rng, (16, 16), 32, 32, layout="nchw", residual=True)
     assert stats["winograd"] == 0
     assert_accumulated(got, ref, 32 * 9)
 

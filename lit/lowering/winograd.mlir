@@ -45,6 +45,23 @@ func.func @direct(%x: tensor<1x16x16x16xf32>, %x7: tensor<1x7x7x16xf32>, %wv: te
 
 // -----
 
+// A result transposed after its activation (an NCHW output) stays direct: IREE would fuse the
+// transpose into the Winograd output pass.
+// CHECK-LABEL: func.func @transposed_after
+// CHECK: tosa.conv2d
+// CHECK-NOT: estuary.winograd
+module attributes {estuary.use_winograd} {
+func.func @transposed_after(%x: tensor<1x16x16x16xf32>) -> tensor<1x32x16x16xf32> {
+  %w = "nn.constant"() {value = dense<0.5> : tensor<32x16x3x3xf32>} : () -> tensor<32x16x3x3xf32>
+  %0 = "nn.conv2d"(%x, %w) {padding = array<i64: 1, 1, 1, 1>, input_layout = "nhwc", operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<1x16x16x16xf32>, tensor<32x16x3x3xf32>) -> tensor<1x16x16x32xf32>
+  %1 = "nn.relu"(%0) : (tensor<1x16x16x32xf32>) -> tensor<1x16x16x32xf32>
+  %2 = "nn.transpose"(%1) {permutation = array<i64: 0, 3, 1, 2>} : (tensor<1x16x16x32xf32>) -> tensor<1x32x16x16xf32>
+  return %2 : tensor<1x32x16x16xf32>
+}
+}
+
+// -----
+
 // Without the flag (other targets, optimizations off, `--disable-pass cpu-winograd`): TOSA's.
 // CHECK-LABEL: func.func @unflagged
 // CHECK: tosa.conv2d

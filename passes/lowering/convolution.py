@@ -110,6 +110,27 @@ def _narrow(y, dtype):
     return tosa.cast(C.tensor_type(C.shape_of(y), ir.F16Type.get()), y) if dtype == "float16" else y
 
 
+_ELEMENTWISE = {f"nn.{name}" for name in ("relu", "clamp", "add", "sub", "mul", "sigmoid", "tanh", "leaky_relu",
+                                           "elu", "gelu", "hard_sigmoid", "hard_swish", "prelu")}
+
+
+def _transposed_later(op, depth=4):
+    """True when `op`'s result reaches an nn.transpose through single-use element-wise ops (an
+    NCHW model output): IREE fuses that transpose into the Winograd output pass, whose writes
+    then go across the channels (56x56x64: 43 -> 693 us), so such a convolution stays direct."""
+    value = op.results[0]
+    for _ in range(depth):
+        users = [use.owner for use in value.uses]
+        if len(users) != 1:
+            return False
+        if users[0].name == "nn.transpose":
+            return True
+        if users[0].name not in _ELEMENTWISE:
+            return False
+        value = users[0].results[0]
+    return False
+
+
 @lower("conv2d")
 def lower_conv2d(n):
     x, w, bias = _widen(n.inputs, n.out.dtype)
@@ -118,7 +139,8 @@ def lower_conv2d(n):
     w = C.transpose(w, TO_OIHW[a["filter_layout"]])
     y = grouped_conv_nhwc(x, w, bias, a["groups"], a["padding"], a["strides"], a["dilations"], "float32"
                           if n.out.dtype == "float16" else n.out.dtype,
-                          fast3x3=n.out.dtype == "float32" and winograd.enabled(n.op))
+                          fast3x3=n.out.dtype == "float32" and winograd.enabled(n.op)
+                          and not _transposed_later(n.op.operation))
     return _from_nhwc(_narrow(y, n.out.dtype), a["input_layout"])
 
 
@@ -162,7 +184,8 @@ def lower_conv_transpose2d(n):
     end_w = ow - 1 + (kw - 1) * dw + 1 - ws - begin_w
     stuffed = _pad_and_crop(stuffed, [begin_h, end_h, begin_w, end_w], dtype)
     y = grouped_conv_nhwc(stuffed, w_conv, bias, groups, [0, 0, 0, 0], [1, 1], [dh, dw], dtype,
-                          fast3x3=n.out.dtype == "float32" and winograd.enabled(n.op))
+                          fast3x3=n.out.dtype == "float32" and winograd.enabled(n.op)
+                          and not _transposed_later(n.op.operation))
     return _from_nhwc(_narrow(y, n.out.dtype), a["input_layout"])
 
 

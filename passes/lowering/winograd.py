@@ -12,7 +12,8 @@ vectorizes them over the channels; with `ty*4+k` maps it scalarized them (10x sl
 slices also keep IREE from fusing the two passes (fused, the row pass was recomputed six times
 per output). `util.optimization_barrier` would do that too, but it splits the command buffer
 into one submission per barrier, which cost more than the transform saved on two threads.
-Measured in the README ("Performance"); off with `--disable-pass cpu-winograd`.
+Measured in the README ("Performance"); off with `--disable-pass cpu-winograd`. A convolution
+whose result is transposed afterwards (an NCHW model output) stays direct (convolution.py).
 """
 import numpy as np
 from iree.compiler import ir

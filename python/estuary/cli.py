@@ -197,7 +197,7 @@ def build_parser():
     s.add_argument("--target-cpu", default="host", help="llvm-cpu: 'host' or an LLVM CPU name ('generic' for portable)")
     s.add_argument("--no-optimize", action="store_true", help="skip the nn-level optimization passes")
     s.add_argument("--disable-pass", action="append", metavar="NAME",
-                   help="skip one optimization pass, e.g. nn-layout-nhwc or cpu-tiles (repeatable)")
+                   help="skip one optimization pass, e.g. nn-layout-nhwc, cpu-winograd or cpu-tiles (repeatable)")
     s.add_argument("--iree-flag", action="append", help="extra flag for iree-compile (repeatable)")
     s.add_argument("--quiet", action="store_true", help="no progress messages")
     s.add_argument("--shape", action="append", metavar="NAME=1x3x224x224",
