@@ -8,7 +8,7 @@ F(4, 3) matrices of Lavin and Gray, "Fast Algorithms for Convolutional Neural Ne
 
 The transforms are separable, so each is two parallel `linalg.generic`s (rows, then columns)
 whose inputs are strided slices of the tile grid: with projected-permutation indexing maps IREE
-vectorizes them over the channels; with `ty*4+k` maps it scalarized them (10x slower). The
+vectorizes them over the channels; with `ty*4+k` maps it scalarized them (5x slower). The
 slices also keep IREE from fusing the two passes (fused, the row pass was recomputed six times
 per output). `util.optimization_barrier` would do that too, but it splits the command buffer
 into one submission per barrier, which cost more than the transform saved on two threads.
@@ -32,7 +32,7 @@ AT = np.array([[1, 1, 1, 1, 1, 0], [0, 1, -1, 2, -2, 0], [0, 1, 1, 4, 4, 0], [0,
 MODULE_FLAG = "estuary.use_winograd"  # module attribute set by compile_nn for llvm-cpu with optimizations on
 TAG = "estuary.winograd"  # on each Winograd product (compile_nn counts them)
 MIN_OUTPUT = 14  # measured: 14x14 and larger outputs gain, 7x7 loses (README)
-MIN_CHANNELS = 16
+MIN_CHANNELS = 16  # fewer channels: not measured (a short reduction for the batched matmul)
 
 
 def enabled(op):
