@@ -58,6 +58,7 @@ def _case(rng, size, cin, cout, padding=(1, 1, 1, 1), bias=True, residual=False,
     ((18, 18), 16, 16, {"padding": (0, 0, 0, 0), "bias": False}),  # no padding, no bias
     ((14, 14), 64, 64, {"residual": True}),                   # ResNet's block tail: add + relu
     ((28, 28), 128, 128, {}),
+    ((14, 14), 512, 256, {"residual": False}),                # a long reduction (ResNet's deepest)
 ])
 def test_matches_onnxruntime(rng, size, cin, cout, kw):
     stats, got, ref = _case(rng, size, cin, cout, **kw)
