@@ -77,6 +77,15 @@ def test_pointwise_rule():
     assert cpu_tiles.pointwise_tiles([14, 14, 512], iree[0], [1, 7, 8, 0], iree[2]) is None  # not AVX-512
 
 
+def test_winograd_product_rule_takes_whole_columns():
+    """The 36 batched products of a Winograd convolution: one batch, at most 8 row tiles and all
+    column tiles per workgroup; other batched products keep IREE's workgroups."""
+    iree = ([1, 1, 2, 0, 0, 0, 0], [1, 1, 1, 0, 16, 16, 0], [0, 0, 0, 1, 0, 0, 1])
+    assert cpu_tiles.batch_mmt4d_tiles([36, 13, 4, 16, 16], *iree) == ([1, 8, 0, 0, 0, 0, 0], iree[1], iree[2])
+    assert cpu_tiles.batch_mmt4d_tiles([36, 1, 16, 16, 16], *iree)[0] == [1, 1, 0, 0, 0, 0, 0]
+    assert cpu_tiles.batch_mmt4d_tiles([4, 8, 8, 16, 16], *iree) is None  # attention heads
+
+
 def test_matvec_rule_vectorizes_the_reduction():
     assert cpu_tiles.matvec_tiles(256, [32, 0], [4, 0], [0, 16]) == ([32, 0], [1, 0], [0, 256])
     assert cpu_tiles.matvec_tiles(1024, [1, 32, 0], [1, 4, 0], [0, 0, 16]) == ([1, 32, 0], [1, 1, 0], [0, 0, 256])
