@@ -190,6 +190,14 @@ def scalar_const(element, value):
     return arith.constant(element, float(value))
 
 
+def enclosing_module(op):
+    """The builtin.module holding `op` (an op view or operation), else None."""
+    parent = op.operation.parent
+    while parent is not None and parent.name != "builtin.module":
+        parent = parent.parent
+    return parent
+
+
 def num_elements(shape):
     return math.prod(shape)
 

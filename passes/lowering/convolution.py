@@ -45,9 +45,7 @@ def _conv_nhwc(x, w_oihw, bias, pad, strides, dilations, dtype, depthwise_mult=N
     if w_cf is not None:
         return pointwise.conv1x1(x, w_cf, bias, strides)
     if fast3x3 and depthwise_mult is None:
-        out_hw = [s + a + b - 2 for s, a, b in zip(C.shape_of(x)[1:3], pad[0::2], pad[1::2])]
-        w_const = pointwise.constant_array(w_oihw) if winograd.applies(
-            x, w_oihw, pad, strides, dilations, out_hw) else None
+        w_const = pointwise.constant_array(w_oihw) if winograd.applies(x, w_oihw, pad, strides, dilations) else None
         if w_const is not None:
             return winograd.conv3x3(x, w_const, bias, pad)
     n, h, wd, c = C.shape_of(x)
@@ -131,6 +129,11 @@ def _transposed_later(op, depth=4):
     return False
 
 
+def _fast3x3(n):
+    """Whether the float32 convolution of node `n` may take the Winograd form (see winograd.py)."""
+    return n.out.dtype == "float32" and winograd.enabled(n.op) and not _transposed_later(n.op.operation)
+
+
 @lower("conv2d")
 def lower_conv2d(n):
     x, w, bias = _widen(n.inputs, n.out.dtype)
@@ -139,8 +142,7 @@ def lower_conv2d(n):
     w = C.transpose(w, TO_OIHW[a["filter_layout"]])
     y = grouped_conv_nhwc(x, w, bias, a["groups"], a["padding"], a["strides"], a["dilations"], "float32"
                           if n.out.dtype == "float16" else n.out.dtype,
-                          fast3x3=n.out.dtype == "float32" and winograd.enabled(n.op)
-                          and not _transposed_later(n.op.operation))
+                          fast3x3=_fast3x3(n))
     return _from_nhwc(_narrow(y, n.out.dtype), a["input_layout"])
 
 
@@ -184,8 +186,7 @@ def lower_conv_transpose2d(n):
     end_w = ow - 1 + (kw - 1) * dw + 1 - ws - begin_w
     stuffed = _pad_and_crop(stuffed, [begin_h, end_h, begin_w, end_w], dtype)
     y = grouped_conv_nhwc(stuffed, w_conv, bias, groups, [0, 0, 0, 0], [1, 1], [dh, dw], dtype,
-                          fast3x3=n.out.dtype == "float32" and winograd.enabled(n.op)
-                          and not _transposed_later(n.op.operation))
+                          fast3x3=_fast3x3(n))
     return _from_nhwc(_narrow(y, n.out.dtype), a["input_layout"])
 
 

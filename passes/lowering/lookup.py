@@ -102,11 +102,9 @@ KEEP_F64 = "estuary.keep_f64"  # module attribute: compile_nn keeps f64 (IREE de
 
 def _keep_f64(op):
     """Mark the enclosing module: the score must be summed in double, as the reference does."""
-    parent = op.operation.parent
-    while parent is not None and parent.name != "builtin.module":
-        parent = parent.parent
-    if parent is not None:
-        parent.attributes[KEEP_F64] = ir.UnitAttr.get()
+    module = C.enclosing_module(op)
+    if module is not None:
+        module.attributes[KEEP_F64] = ir.UnitAttr.get()
 
 
 @lower("lsh_projection")

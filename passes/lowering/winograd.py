@@ -37,10 +37,8 @@ MIN_CHANNELS = 16  # fewer channels: not measured (a short reduction for the bat
 
 def enabled(op):
     """True when the module holding `op` asks for Winograd convolutions."""
-    parent = op.operation.parent
-    while parent is not None and parent.name != "builtin.module":
-        parent = parent.parent
-    return parent is not None and MODULE_FLAG in parent.attributes
+    module = C.enclosing_module(op)
+    return module is not None and MODULE_FLAG in module.attributes
 
 
 def filter_transform(w_oihw):
@@ -49,10 +47,11 @@ def filter_transform(w_oihw):
     return np.ascontiguousarray(u.reshape(A * A, w_oihw.shape[1], w_oihw.shape[0]).astype(np.float32))
 
 
-def applies(x, w_oihw, pad, strides, dilations, out_hw):
+def applies(x, w_oihw, pad, strides, dilations):
     """True for a batch-1 float32 3x3 stride-1 undilated convolution worth the transform."""
-    n, _, _, c = C.shape_of(x)
+    n, h, w, c = C.shape_of(x)
     f, i, kh, kw = C.shape_of(w_oihw)
+    out_hw = (h + pad[0] + pad[1] - 2, w + pad[2] + pad[3] - 2)
     return (n == 1 and kh == kw == 3 and i == c and list(strides) == [1, 1] and list(dilations) == [1, 1]
             and min(out_hw) >= MIN_OUTPUT and min(c, f) >= MIN_CHANNELS
             and C.element_of(x) == ir.F32Type.get() and all(p >= 0 for p in pad))

@@ -89,14 +89,15 @@ def compile_nn(nn, target="llvm-cpu", *, optimize=None, cpu="host", extra_flags=
     from estuary.passes.lowering import winograd
 
     timings = {} if timings is None else timings
+    optimize = _optimize_default(optimize)
     flags = target_flags(target, cpu, extra_flags)
     t0 = time.perf_counter()
     _progress(progress, "optimizing and lowering the nn module")
-    fast3x3 = target == "llvm-cpu" and _optimize_default(optimize) and "cpu-winograd" not in disable_passes
+    fast3x3 = target == "llvm-cpu" and optimize and "cpu-winograd" not in disable_passes
     if fast3x3:
         with nn.context:
             nn.module.operation.attributes[winograd.MODULE_FLAG] = ir.UnitAttr.get()
-    pipeline.run_default(nn, optimize=_optimize_default(optimize), disable=disable_passes)
+    pipeline.run_default(nn, optimize=optimize, disable=disable_passes)
     stats = {}
     if fast3x3:
         with nn.context:
@@ -110,7 +111,7 @@ def compile_nn(nn, target="llvm-cpu", *, optimize=None, cpu="host", extra_flags=
     nn.target = target
     nn.write_signature()
     _progress(progress, f"compiling for {target} with IREE")
-    retile = target == "llvm-cpu" and _optimize_default(optimize) and "cpu-tiles" not in disable_passes
+    retile = target == "llvm-cpu" and optimize and "cpu-tiles" not in disable_passes
     vmfb = iree_compile(nn, flags, retile=retile, stats=stats)
     if "cpu_tiles" in stats:
         _progress(progress, f"cpu-tiles: retiled {stats['cpu_tiles']} convolution or recurrent dispatch(es)")
