@@ -70,11 +70,19 @@ def test_pointwise_rule():
     iree = ([7, 14, 64, 0], [1, 7, 16, 0], [0, 0, 0, 16])
     assert cpu_tiles.pointwise_tiles([14, 14, 512], *iree) == ([7, 14, 64, 0], [1, 7, 32, 0], [0, 0, 0, 4])
     assert cpu_tiles.pointwise_tiles([7, 7, 1024], [7, 7, 64, 0], [1, 7, 16, 0], [0, 0, 0, 16]) == (
-        [7, 7, 64, 0], [1, 7, 64, 0], [0, 0, 0, 4])
+        [7, 7, 64, 0], [1, 7, 64, 0], [0, 0, 0, 2])
     assert cpu_tiles.pointwise_tiles([56, 56, 128], [8, 56, 64, 0], [1, 8, 16, 0], [0, 0, 0, 16]) == (
         [1, 56, 64, 0], [1, 8, 32, 0], [0, 0, 0, 4])
     assert cpu_tiles.pointwise_tiles([14, 14, 96], *iree) is None      # channels not a multiple of 64
     assert cpu_tiles.pointwise_tiles([14, 14, 512], iree[0], [1, 7, 8, 0], iree[2]) is None  # not AVX-512
+
+
+def test_transpose_rule():
+    want = {"distribution": [3, 8, 224], "vector_common_parallel": [3, 1, 16]}
+    assert cpu_tiles.transpose_tiles([3, 224, 224]) == want
+    assert cpu_tiles.transpose_tiles([1, 31, 48])["vector_common_parallel"] == [1, 1, 16]
+    assert cpu_tiles.transpose_tiles([3, 56, 56]) is None    # not a whole number of 16-pixel vectors
+    assert cpu_tiles.transpose_tiles([16, 32, 32]) is None   # a feature map, not an image
 
 
 def test_winograd_product_rule_takes_whole_columns():
@@ -115,6 +123,7 @@ def _has_avx512():
     (14, 64, 128, 3, 1, 1),
     (10, 32, 64, 3, 1, 1),    # two workgroups of 5 rows x 32 channels per 64 channels
     (56, 3, 64, 7, 2, 1),     # a stem: 7x7 window over 3 channels, larger workgroups
+    (32, 3, 64, 3, 1, 2),     # an image 32 wide: its NCHW -> NHWC transpose is retiled too
     (7, 64, 64, 1, 1, 0),     # a lone 1x1 convolution is data-tiled by IREE (mmt4d)
     (28, 16, 64, 3, 1, 1),
     (28, 16, 48, 3, 1, 0),    # 48 channels: IREE's tiles stay

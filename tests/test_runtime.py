@@ -149,3 +149,29 @@ def test_topology_flags(threads, flags):
     from estuary.runtime import _topology_flags
 
     assert _topology_flags(threads) == flags
+
+
+def test_output_storage_runs_are_independent():
+    """CPU artefacts write results into caller-passed buffers (compiler.output_storage) that the
+    runtime reuses; each run's arrays are its own, and concurrent runs do not share buffers."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    doc = graph({"x": ((64, 32), "float32")}, [op("neg", ("input", "x"), outputs="y"),
+                                                op("relu", ("input", "x"), outputs="r")], ["y", "r"])
+    art = estuary.compile(doc)
+    assert art.signature["output_storage"] is True
+    model = estuary.load(art)
+    xs = [np.random.default_rng(i).standard_normal((64, 32)).astype(np.float32) for i in range(8)]
+    first = model.run({"x": xs[0]})
+    model.run({"x": xs[1]})
+    np.testing.assert_array_equal(first["y"], -xs[0])  # not overwritten by the next run
+    with ThreadPoolExecutor(4) as pool:
+        outs = list(pool.map(lambda x: model.run({"x": x}), xs * 4))
+    for x, out in zip(xs * 4, outs):
+        np.testing.assert_array_equal(out["y"], -x)
+        np.testing.assert_array_equal(out["r"], np.maximum(x, 0))
+
+
+def test_output_storage_is_cpu_only():
+    doc = graph({"x": ((2, 3), "float32")}, [op("neg", ("input", "x"), outputs="y")], ["y"])
+    assert "output_storage" not in estuary.compile(doc, target="vulkan-spirv").signature

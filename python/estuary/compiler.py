@@ -109,6 +109,8 @@ def compile_nn(nn, target="llvm-cpu", *, optimize=None, cpu="host", extra_flags=
         flags = flags + ["--iree-input-demote-f64-to-f32=false"]  # a lowering needs real f64 (lsh_projection)
     t1 = time.perf_counter()
     nn.target = target
+    if target == "llvm-cpu":
+        output_storage(nn)
     nn.write_signature()
     _progress(progress, f"compiling for {target} with IREE")
     retile = target == "llvm-cpu" and optimize and "cpu-tiles" not in disable_passes
@@ -117,6 +119,41 @@ def compile_nn(nn, target="llvm-cpu", *, optimize=None, cpu="host", extra_flags=
         _progress(progress, f"cpu-tiles: retiled {stats['cpu_tiles']} convolution or recurrent dispatch(es)")
     timings["iree_s"] = time.perf_counter() - t1
     return Artifact(vmfb, target, nn.signature(), timings, stats)
+
+
+def output_storage(nn):
+    """Give @main one more argument per result, marked `iree.abi.output`, so the compiled function
+    writes each result into a buffer the caller passes (the runtime keeps one per output, mapped
+    once) instead of a fresh one the caller must map and free each run: MobileNet's caller-side
+    time per run 173 -> 96 us (README, "Python API"). Static, non-empty results only; records
+    `output_storage` in the signature. Returns whether it applied."""
+    from iree.compiler import ir
+
+    main = nn.main
+    with nn.context, ir.Location.unknown():
+        ftype = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value)
+        results = [_ranked(ir, t) for t in ftype.results]
+        if not results or any(t is None or not t.has_static_shape or 0 in t.shape for t in results):
+            return False
+        block = main.regions[0].blocks[0]
+        for t in results:
+            block.add_argument(t, ir.Location.unknown())
+        index = ir.IndexType.get()
+        had = list(ir.ArrayAttr(main.attributes["arg_attrs"])) if "arg_attrs" in main.attributes else []
+        had += [ir.DictAttr.get({})] * (len(ftype.inputs) - len(had))
+        main.attributes["arg_attrs"] = ir.ArrayAttr.get(
+            had + [ir.DictAttr.get({"iree.abi.output": ir.IntegerAttr.get(index, i)}) for i in range(len(results))])
+        main.attributes["function_type"] = ir.TypeAttr.get(
+            ir.FunctionType.get(list(ftype.inputs) + list(ftype.results), list(ftype.results)))
+    nn.extra_signature = dict(getattr(nn, "extra_signature", None) or {}, output_storage=True)
+    return True
+
+
+def _ranked(ir, t):
+    try:
+        return ir.RankedTensorType(t)
+    except ValueError:
+        return None
 
 
 def _execute(session, nn, retile, stats):

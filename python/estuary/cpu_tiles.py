@@ -8,8 +8,12 @@ registers per pixel), whole 14-pixel rows, and 8 input channels per reduction st
 4.05 -> 3.6 ms, 28x28x128 4.4 -> 3.5 ms, 14x14x256 5.3 -> 4.0 ms; at width 7, 7 pixels x 64
 channels with a 4-channel step (chosen on Zen 4) stays best. The 1x1 convolutions that
 passes/lowering/pointwise.py builds with [C, F] weights get the same register tiles: MobileNet's
-14x14x512x512 one 630 -> 420 us. Softmax dispatches take two rows per step with the row (up to
-128) as the vector instead of IREE's 8 x 16: a Transformer's 4x128x128 one 42 -> 18 us.
+14x14x512x512 one 630 -> 420 us; at width <= 7 they step 2 input channels at a time, not 4 (with 4,
+LLVM spills three of the 28 accumulators): 7x7x1024x1024 342 -> 279 us on two threads, 633 -> 539
+on one. The NCHW -> NHWC transpose of a model's image input gets 16-pixel x all-channel vector
+steps instead of IREE's 16 x 1 x 16 (the 3 channels padded to 16): 3x224x224 80 -> 27 us.
+Softmax dispatches take two rows per step with the row (up to 128) as the vector instead of
+IREE's 8 x 16: a Transformer's 4x128x128 one 42 -> 18 us.
 
 A batch-1 recurrent step (LSTM/GRU), and any one row times a small constant matrix, is one
 multi-result reduction tagged `estuary.matvec` (passes/lowering/matvec.py). IREE
@@ -38,6 +42,7 @@ PIPELINE = "ConvTileAndDecomposeExpert"
 SMALL_WIDTH = 7       # outputs at most this wide: 7 pixels x 64 channels, 4-channel reduction steps
 CHANNELS = 64         # output channels per register tile there, and per workgroup everywhere
 REDUCTION_UNROLL = 4  # input channels per reduction step at width <= 7 (8 spills, 1 stalls)
+POINTWISE_UNROLL = 2  # ... for the 1x1 convolutions there (4 spills three accumulators on Zen 5)
 WIDE_LANES = 32       # output channels per register tile on wider outputs (two zmm registers)
 WIDE_UNROLL = 8       # input channels per reduction step on wider outputs
 MAX_PIXELS = 14       # widest register tile: 14 pixels x 2 registers = 28 of the 32 zmm registers
@@ -48,6 +53,8 @@ SOFTMAX_ROWS = 2      # softmax rows per vector step (IREE: 8)
 SOFTMAX_VECTOR = 128  # softmax row elements per vector op (IREE: 16)
 MATVEC_TAG = "estuary.matvec"   # set by passes/lowering/matvec.py
 MATVEC_VECTOR = 256   # reduction elements per vector op (256 > 128 > 64 > IREE's 16, measured)
+TRANSPOSE_CHANNELS = 4  # image inputs with at most this many channels get `transpose_tiles`
+TRANSPOSE_ROWS = 8    # image rows per workgroup there (4 and 16 measured the same)
 WINOGRAD_BATCH = 36   # the 6x6 tile positions of passes/lowering/winograd.py
 WINOGRAD_ROW_TILES = 8  # row tiles (of 16) per workgroup there; 4, 16 or all measured the same
 
@@ -116,9 +123,23 @@ def pointwise_tiles(out_shape, distribution, vector, reduction):
     if out_shape[2] % CHANNELS or lanes != 16 or not 0 < pixels <= 8 or width % min(pixels, width):
         return None
     pixels = min(pixels, width)
-    channels = CHANNELS if width <= SMALL_WIDTH else WIDE_LANES
+    small = width <= SMALL_WIDTH
+    channels = CHANNELS if small else WIDE_LANES
     rows = distribution[0] if width <= MAX_PIXELS else 1
-    return ([rows, width, CHANNELS, 0], [1, pixels, channels, 0], [0, 0, 0, REDUCTION_UNROLL])
+    return ([rows, width, CHANNELS, 0], [1, pixels, channels, 0],
+            [0, 0, 0, POINTWISE_UNROLL if small else REDUCTION_UNROLL])
+
+
+def transpose_tiles(image):
+    """Tiles for the NCHW -> NHWC transpose of a model's image input, [C, H, W] with at most
+    TRANSPOSE_CHANNELS channels and a width of whole vectors, else None to keep IREE's: each
+    vector step reads 16 pixels of every channel and writes them as one run of C x 16 floats;
+    workgroups of 8 rows. IREE's 16 x 1 x 16 tiles (the channel vector padded from 3 to 16) took
+    80 -> 27 us for 3x224x224 on two threads, 127 -> 31 on one."""
+    if image is None or len(image) != 3 or not 0 < image[0] <= TRANSPOSE_CHANNELS or image[2] % 16:
+        return None
+    c, _, w = image
+    return {"distribution": [c, TRANSPOSE_ROWS, w], "vector_common_parallel": [c, 1, 16]}
 
 
 def batch_mmt4d_tiles(out_shape, distribution, vector, reduction):
@@ -221,10 +242,31 @@ def _is_pointwise(op):
             and iters.rstrip("]").endswith("reduction>"))
 
 
+_TRANSPOSE_MAPS = ["affine_map<(d0, d1, d2) -> (d0, d1, d2)>", "affine_map<(d0, d1, d2) -> (d1, d2, d0)>"]
+
+
+def _transposed_image(op):
+    """The [C, H, W] shape a channels-last transpose copies (a generic with maps (c, h, w) ->
+    (h, w, c) whose body only yields its input), else None."""
+    if op.name != "linalg.generic" or "indexing_maps" not in op.attributes or len(op.operands) != 2:
+        return None
+    body = [o.operation.name for o in op.regions[0].blocks[0].operations]
+    if body != ["linalg.yield"] or [str(m) for m in ir.ArrayAttr(op.attributes["indexing_maps"])] != _TRANSPOSE_MAPS:
+        return None
+    return _shape(op.operands[0])
+
+
 def _retune_function(func, conv):
     changed = 0
     for op in _blocks(func):
         if "lowering_config" not in op.attributes or not op.results:
+            continue
+        image = _transposed_image(op)
+        if image is not None:
+            choice = transpose_tiles(image)
+            if choice:
+                op.attributes["lowering_config"] = _lowering_config(choice)
+                changed += 1
             continue
         text = str(op.attributes["lowering_config"])
         lists = [_ints(text, k) for k in ("distribution", "vector_common_parallel", "vector_reduction")]

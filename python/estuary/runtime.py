@@ -2,6 +2,7 @@
 import json
 import numbers
 import os
+import threading
 import time
 
 import numpy as np
@@ -137,6 +138,9 @@ class Model:
         self._vm_ctx = self._context.vm_context
         self._hal_types = [_hal_element_type(d) for _, _, d in self.inputs]
         self._result_types = [(n, s, _signless(d), dtypes.to_numpy(d)) for n, s, d in self.outputs]
+        # compiled with output storage (compiler.output_storage): main(inputs..., outputs..., fences)
+        self._storage = bool(self.signature.get("output_storage")) and self.driver in ("local-task", "local-sync")
+        self._staging, self._staging_lock = None, threading.Lock()
 
     @property
     def format(self):
@@ -169,27 +173,70 @@ class Model:
 
     def run(self, feeds):
         """Run the model; returns {output_name: np.ndarray} in signature order."""
+        args = self._check_inputs(feeds)
+        if not self._storage:
+            return self._run_fresh(args)
+        # one run at a time uses the model's own staging buffers; a concurrent one gets its own
+        mine = self._staging_lock.acquire(blocking=False)
+        try:
+            if mine and self._staging is None:
+                self._staging = _Staging(self._config.device, self._specs())
+            return self._run_staged(args, self._staging if mine else _Staging(self._config.device, self._specs()))
+        finally:
+            if mine:
+                self._staging_lock.release()
+
+    def _specs(self):
+        """(shape, host dtype, HAL element type) of every input, then every output."""
+        return ([(s, _signless(d), t) for (_, s, d), t in zip(self.inputs, self._hal_types)] +
+                [(s, raw, _hal_element_type(d)) for (_, s, d), (_, _, raw, _) in zip(self.outputs, self._result_types)])
+
+    def _invoke(self, arg_list, ret_list):
         import iree.runtime as rt
 
-        args = self._check_inputs(feeds)
         device = self._config.device
         try:
-            arg_list = rt.VmVariantList(len(args) + 2)
-            for arr, hal_type in zip(args, self._hal_types):
-                arg_list.push_ref(device.allocator.allocate_buffer_copy(
-                    memory_type=rt.MemoryType.DEVICE_LOCAL, allowed_usage=rt.BufferUsage.DEFAULT,
-                    device=device, buffer=arr, element_type=hal_type))
             if self._async:
                 semaphore = device.create_semaphore(0)
                 done = rt.HalFence.create_at(semaphore, 1)
                 arg_list.push_ref(rt.HalFence.create_at(semaphore, 0))
                 arg_list.push_ref(done)
-            ret_list = rt.VmVariantList(len(self.outputs))
             self._vm_ctx.invoke(self._vm_fn, arg_list, ret_list)
             if self._async:
                 self._wait(semaphore, done)
         except (RuntimeError, ValueError) as e:
             raise RuntimeError_(f"{self.where}: execution failed on {self.driver}: {e}") from None
+
+    def _run_staged(self, args, staging):
+        """Copy the inputs into the staging buffers, run, and copy the results out of theirs."""
+        import iree.runtime as rt
+
+        for arr, view in zip(args, staging.arrays):
+            np.copyto(view, arr, casting="no")
+        arg_list = rt.VmVariantList(len(staging.views) + 2)
+        for view in staging.views:
+            arg_list.push_ref(view)
+        self._invoke(arg_list, rt.VmVariantList(len(self.outputs)))
+        out = {}
+        for (name, shape, _, want), host in zip(self._result_types, staging.arrays[len(args):]):
+            out[name] = np.array(host, copy=True).view(want).reshape(shape)
+        return self._with_labels(out)
+
+    def _run_fresh(self, args):
+        """Run with input buffers allocated for this run and the results the function returns."""
+        import iree.runtime as rt
+
+        device = self._config.device
+        arg_list = rt.VmVariantList(len(args) + 2)
+        try:
+            for arr, hal_type in zip(args, self._hal_types):
+                arg_list.push_ref(device.allocator.allocate_buffer_copy(
+                    memory_type=rt.MemoryType.DEVICE_LOCAL, allowed_usage=rt.BufferUsage.DEFAULT,
+                    device=device, buffer=arr, element_type=hal_type))
+        except (RuntimeError, ValueError) as e:
+            raise RuntimeError_(f"{self.where}: execution failed on {self.driver}: {e}") from None
+        ret_list = rt.VmVariantList(len(self.outputs))
+        self._invoke(arg_list, ret_list)
         out = {}
         for i, (name, shape, raw, want) in enumerate(self._result_types):
             host = self._to_host(ret_list.get_variant(i).deref(rt.HalBufferView), raw)
@@ -226,10 +273,29 @@ class Model:
 
     def close(self):
         """Release runtime objects (also done at interpreter exit)."""
-        self._vm_fn = self._vm_ctx = self._context = self._vm_module = None
+        self._vm_fn = self._vm_ctx = self._context = self._vm_module = self._staging = None
 
     def __repr__(self):
         return f"Model({self.where!r}, device={self.driver!r}, inputs={self.inputs}, outputs={self.outputs})"
+
+
+class _Staging:
+    """Host-visible device buffers for one run's inputs and outputs, each mapped once: `views`
+    (HAL buffer views to pass) and `arrays` (numpy views of their memory), inputs first."""
+
+    def __init__(self, device, specs):
+        import iree.runtime as rt
+
+        self.views, self.arrays, self._maps = [], [], []
+        for shape, dtype, hal_type in specs:
+            size = max(1, int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize)
+            buf = device.allocator.allocate_buffer(
+                memory_type=rt.MemoryType.DEVICE_LOCAL | rt.MemoryType.HOST_VISIBLE,
+                allowed_usage=rt.BufferUsage.DEFAULT | rt.BufferUsage.MAPPING, allocation_size=size)
+            mapping = buf.map()
+            self._maps.append(mapping)
+            self.arrays.append(mapping.asarray(list(shape), np.dtype(dtype)))
+            self.views.append(rt.HalBufferView(buf, list(shape), hal_type))
 
 
 def _signless(dtype):
