@@ -28,9 +28,10 @@ def test_rule_widens_small_image_tiles():
 
 @pytest.mark.parametrize("shape, iree_tiles, tiles", [
     # up to 14 wide: the whole row in registers (14 x 32 channels = 28 zmm); workgroups of about
-    # 98 pixels in equal groups of whole rows x 32 channels (7 rows of 14, 5 of 10, all 8 of 8)
+    # 98 pixels in equal groups of whole rows x 32 channels (7 rows of 14, 5 of 10, all 8 of 8);
+    # a tile of 24 accumulators or more (12-14 pixels) steps 2 input channels
     ([1, 14, 14, 256], ([0, 2, 14, 64, 0, 0, 0], [1, 1, 7, 16, 0, 0, 0], [0, 0, 0, 0, 1, 1, 8]),
-     ([0, 7, 14, 32, 0, 0, 0], [1, 1, 14, 32, 0, 0, 0], [0, 0, 0, 0, 1, 1, 8])),
+     ([0, 7, 14, 32, 0, 0, 0], [1, 1, 14, 32, 0, 0, 0], [0, 0, 0, 0, 1, 1, 2])),
     ([1, 10, 10, 256], ([0, 2, 10, 64, 0, 0, 0], [1, 1, 5, 16, 0, 0, 0], [0, 0, 0, 0, 1, 1, 8]),
      ([0, 5, 10, 32, 0, 0, 0], [1, 1, 10, 32, 0, 0, 0], [0, 0, 0, 0, 1, 1, 8])),
     ([1, 8, 8, 512], (IREE_7x7[0], [1, 1, 8, 16, 0, 0, 0], IREE_7x7[2]),

@@ -45,6 +45,8 @@ REDUCTION_UNROLL = 4  # input channels per reduction step at width <= 7 (8 spill
 POINTWISE_UNROLL = 2  # ... for the 1x1 convolutions there (4 spills three accumulators on Zen 5)
 WIDE_LANES = 32       # output channels per register tile on wider outputs (two zmm registers)
 WIDE_UNROLL = 8       # input channels per reduction step on wider outputs
+FULL_TILE_ACCUMULATORS = 24  # register tiles with this many zmm accumulators or more ...
+FULL_TILE_UNROLL = 2  # ... step 2 input channels (14x14x256 stride 2 on one core: 0.67-0.72 -> 0.54-0.55 ms)
 MAX_PIXELS = 14       # widest register tile: 14 pixels x 2 registers = 28 of the 32 zmm registers
 WORKGROUP_PIXELS = 392  # output pixels per workgroup wider than 14: whole rows, 7 of 56, 14 of 28
 ROW_WORKGROUP_PIXELS = 98  # ... and at widths 8-14 (one register tile per row): 7 rows of 14
@@ -80,7 +82,8 @@ def conv_tiles(out_shape, distribution, vector, reduction, window=None):
     is KH*KW*C when known.
 
     Width <= 7: one row of 7 pixels x 64 channels. Wider: rows of up to 14 pixels (the whole row
-    when it fits, else IREE's 7 or 8) x 32 channels, 8 input channels per reduction step.
+    when it fits, else IREE's 7 or 8) x 32 channels, 8 input channels per reduction step (2 for
+    rows of 12-14 pixels, whose 24-28 accumulators leave LLVM too few registers for 8).
     Workgroups wider than 14: about 392 output pixels (whole rows) x 64 channels; with two
     threads, fewer and larger workgroups were 12-16 % faster than 2-row ones. Widths 8-14: equal
     groups of whole rows, at most about 98 pixels, x 32 channels (7 rows of 14, 5 of 10, all 8 of
@@ -108,8 +111,10 @@ def conv_tiles(out_shape, distribution, vector, reduction, window=None):
         rows = min(height, max(1, WORKGROUP_PIXELS * _work_factor(window) // width))
     if width % pixels:
         return None
+    # 12-14 pixels x 2 registers: with 8-channel steps LLVM spills accumulators
+    unroll = FULL_TILE_UNROLL if pixels * WIDE_LANES // 16 >= FULL_TILE_ACCUMULATORS else WIDE_UNROLL
     return ([0, rows, width, channels, 0, 0, 0], [1, 1, pixels, WIDE_LANES, 0, 0, 0],
-            reduction[:6] + [WIDE_UNROLL])
+            reduction[:6] + [unroll])
 
 
 def pointwise_tiles(out_shape, distribution, vector, reduction):
