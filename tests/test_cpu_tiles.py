@@ -20,9 +20,27 @@ from helpers import onnx_model_case  # noqa: E402
 IREE_7x7 = ([0, 1, 7, 64, 0, 0, 0], [1, 1, 7, 16, 0, 0, 0], [0, 0, 0, 0, 1, 1, 8])
 
 
+@pytest.fixture(autouse=True)
+def two_workers(monkeypatch):
+    """The rules are written for this 2-core machine's worker count (cpu_tiles.WORKERS)."""
+    monkeypatch.setattr(cpu_tiles, "WORKERS", 2)
+
+
+def test_workgroup_counts_split_evenly():
+    """IREE's workers claim a dispatch's workgroups one at a time below 8 per worker, else 8 at
+    a time: 14 or 16 split evenly between two workers, 56 (32 / 24) or 25 do not."""
+    assert [n for n in (1, 6, 8, 14, 16, 25, 28, 32, 36, 56, 112) if cpu_tiles.balanced(n)] == [6, 8, 14, 16, 32, 112]
+    assert cpu_tiles.balanced(12, workers=4) and not cpu_tiles.balanced(14, workers=4)
+    assert cpu_tiles.balanced_rows(7, 1, 8) == 7       # 7 rows x 8 channel blocks: 56 -> 8 workgroups
+    assert cpu_tiles.balanced_rows(224, 8) == 14       # the image transpose: 28 -> 16
+    assert cpu_tiles.balanced_rows(250, 10) == 25      # a 1000-class classifier's 250-row blocks: 25 -> 10
+    assert cpu_tiles.balanced_rows(256, 32) == 32      # already 8
+    assert cpu_tiles.balanced_rows(31, 8) == 8         # nothing balances: unchanged
+
+
 def test_rule_widens_small_image_tiles():
     assert cpu_tiles.conv_tiles([1, 7, 7, 512], *IREE_7x7) == (
-        [0, 1, 7, 64, 0, 0, 0], [1, 1, 7, 64, 0, 0, 0], [0, 0, 0, 0, 1, 1, 4])
+        [0, 7, 7, 64, 0, 0, 0], [1, 1, 7, 64, 0, 0, 0], [0, 0, 0, 0, 1, 1, 4])
 
 
 
@@ -79,19 +97,20 @@ def test_pointwise_rule():
 
 
 def test_transpose_rule():
-    want = {"distribution": [3, 8, 224], "vector_common_parallel": [3, 1, 16]}
+    want = {"distribution": [3, 14, 224], "vector_common_parallel": [3, 1, 16]}
     assert cpu_tiles.transpose_tiles([3, 224, 224]) == want
     assert cpu_tiles.transpose_tiles([1, 31, 48])["vector_common_parallel"] == [1, 1, 16]
     assert cpu_tiles.transpose_tiles([3, 56, 56]) is None    # not a whole number of 16-pixel vectors
     assert cpu_tiles.transpose_tiles([16, 32, 32]) is None   # a feature map, not an image
 
 
-def test_winograd_product_rule_takes_whole_columns():
-    """The 36 batched products of a Winograd convolution: one batch, at most 8 row tiles and all
-    column tiles per workgroup; other batched products keep IREE's workgroups."""
+def test_winograd_product_rule_takes_six_batches():
+    """The 36 batched products of a Winograd convolution: 6 batches with all their rows and
+    columns per workgroup (6 workgroups, which two workers claim one at a time); other batched
+    products keep IREE's workgroups."""
     iree = ([1, 1, 2, 0, 0, 0, 0], [1, 1, 1, 0, 16, 16, 0], [0, 0, 0, 1, 0, 0, 1])
-    assert cpu_tiles.batch_mmt4d_tiles([36, 13, 4, 16, 16], *iree) == ([1, 8, 0, 0, 0, 0, 0], iree[1], iree[2])
-    assert cpu_tiles.batch_mmt4d_tiles([36, 1, 16, 16, 16], *iree)[0] == [1, 1, 0, 0, 0, 0, 0]
+    assert cpu_tiles.batch_mmt4d_tiles([36, 13, 4, 16, 16], *iree) == ([6, 13, 0, 0, 0, 0, 0], iree[1], iree[2])
+    assert cpu_tiles.batch_mmt4d_tiles([36, 1, 16, 16, 16], *iree)[0] == [6, 1, 0, 0, 0, 0, 0]
     assert cpu_tiles.batch_mmt4d_tiles([4, 8, 8, 16, 16], *iree) is None  # attention heads
 
 

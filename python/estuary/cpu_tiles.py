@@ -26,6 +26,14 @@ onto IREE's batch_mmt4d) gets workgroups of a whole batch's columns and up to 8 
 of IREE's 1 x 2 tiles of 16: ResNet-18's, on two threads, 228 / 278 / 346 -> 218 / 229 / 322 us
 at 56x56x64 / 28x28x128 / 14x14x256 (hundreds of tiny workgroups become 36-72).
 
+Workgroup counts: IREE's workers claim a dispatch's workgroups one at a time while there are
+fewer than 8 per worker, else 8 at a time, so on two workers 56 equal workgroups split 32 / 24
+and 36 split 20 / 16. The rules keep counts that split evenly (`balanced`): the Winograd products
+in 6 workgroups of 6 batches (ResNet-18 8.37 -> 8.14 ms on two threads, interleaved), the
+7x7 convolutions and the strided 1x1 shortcuts with more rows per workgroup, the image
+transpose in 16 workgroups, a 1000-class classifier's products in 10 (ResNet-18 8.34 -> 8.12
+and 7.99 -> 8.03 ms, MobileNet 3.63 -> 3.58 and 3.04 -> 3.03 ms in two interleaved runs each).
+
 IREE only lets a tile choice survive for batch-1 convolutions after its own configuration
 step (a tuning spec is dropped when it re-inserts the unit batch dim), so the compile runs in
 two phases: up to `executable-configurations`, where this module rewrites the chosen
@@ -34,6 +42,7 @@ Python wrapper; `phased_compile` binds them with ctypes and reports None when th
 and the caller then compiles in one go.
 """
 import ctypes
+import os
 import re
 
 from iree.compiler import ir
@@ -56,9 +65,30 @@ SOFTMAX_VECTOR = 128  # softmax row elements per vector op (IREE: 16)
 MATVEC_TAG = "estuary.matvec"   # set by passes/lowering/matvec.py
 MATVEC_VECTOR = 256   # reduction elements per vector op (256 > 128 > 64 > IREE's 16, measured)
 TRANSPOSE_CHANNELS = 4  # image inputs with at most this many channels get `transpose_tiles`
-TRANSPOSE_ROWS = 8    # image rows per workgroup there (4 and 16 measured the same)
+TRANSPOSE_ROWS = 8    # image rows per workgroup there, at least (`balanced_rows`; 4-16 measured the same)
 WINOGRAD_BATCH = 36   # the 6x6 tile positions of passes/lowering/winograd.py
-WINOGRAD_ROW_TILES = 8  # row tiles (of 16) per workgroup there; 4, 16 or all measured the same
+WINOGRAD_GROUPS_PER_WORKER = 3  # workgroups per worker there, each of whole batches (2 or 6: slower)
+
+
+WORKERS = max(1, min(os.cpu_count() or 1, 64))  # the host's cores: the runtime's default worker count
+CLAIM = 8  # IREE's workers claim workgroups 8 at a time once a dispatch has 8 per worker, else 1
+
+
+def balanced(count, workers=None):
+    """Whether `count` equal workgroups split evenly between the workers under IREE's claims
+    (runtime/src/iree/hal/drivers/local_task: one at a time below CLAIM per worker, else CLAIM
+    at a time; 56 workgroups on two workers go 32 / 24, 36 go 20 / 16)."""
+    workers = workers or WORKERS
+    return count % (workers if count < workers * CLAIM else workers * CLAIM) == 0
+
+
+def balanced_rows(extent, rows, others=1):
+    """The smallest workgroup size of at least `rows` along a loop of `extent`, dividing it, for
+    which ceil(extent / size) * `others` workgroups are `balanced`; `rows` when none is."""
+    for size in range(max(1, rows), extent + 1):
+        if extent % size == 0 and balanced(extent // size * others):
+            return size
+    return rows
 
 
 def _ints(text, key):
@@ -81,7 +111,8 @@ def conv_tiles(out_shape, distribution, vector, reduction, window=None):
     keep IREE's. `out_shape` is [N, OH, OW, F]; the lists are IREE's chosen tile sizes; `window`
     is KH*KW*C when known.
 
-    Width <= 7: one row of 7 pixels x 64 channels. Wider: rows of up to 14 pixels (the whole row
+    Width <= 7: rows of 7 pixels x 64 channels, as few rows per workgroup as keep the workgroup
+    count `balanced` (7x7x512: all 7 rows, 8 workgroups instead of 56). Wider: rows of up to 14 pixels (the whole row
     when it fits, else IREE's 7 or 8) x 32 channels, 8 input channels per reduction step (2 for
     rows of 12-14 pixels, whose 24-28 accumulators leave LLVM too few registers for 8).
     Workgroups wider than 14: about 392 output pixels (whole rows) x 64 channels; with two
@@ -100,7 +131,8 @@ def conv_tiles(out_shape, distribution, vector, reduction, window=None):
     if width <= SMALL_WIDTH:
         if pixels > SMALL_WIDTH:
             return None
-        return ([0, 1, pixels, CHANNELS, 0, 0, 0], [1, 1, pixels, CHANNELS, 0, 0, 0],
+        rows = balanced_rows(out_shape[1], 1, out_shape[3] // CHANNELS)
+        return ([0, rows, pixels, CHANNELS, 0, 0, 0], [1, 1, pixels, CHANNELS, 0, 0, 0],
                 reduction[:6] + [REDUCTION_UNROLL])
     height, channels = out_shape[1], CHANNELS
     if width <= MAX_PIXELS:
@@ -121,7 +153,8 @@ def pointwise_tiles(out_shape, distribution, vector, reduction):
     """The tile choice for a 1x1 convolution built by pointwise.py (loops oh, ow, f, c), or None
     to keep IREE's: the register tiles of `conv_tiles` (7 pixels x 64 channels at width <= 7,
     else IREE's 7-8 pixels x 32 channels), 4 input channels per reduction step; workgroups of
-    whole rows, one row at a time when wider than 14."""
+    whole rows (IREE's count up to width 14, one row wider), more rows when that keeps the
+    workgroup count `balanced` (a 28x28x128 stride-2 shortcut: 4 rows, 14 workgroups, not 56)."""
     if not (len(distribution) == len(vector) == len(reduction) == 4) or len(out_shape) != 3:
         return None
     width, pixels, lanes = out_shape[1], vector[1], vector[2]
@@ -130,7 +163,7 @@ def pointwise_tiles(out_shape, distribution, vector, reduction):
     pixels = min(pixels, width)
     small = width <= SMALL_WIDTH
     channels = CHANNELS if small else WIDE_LANES
-    rows = distribution[0] if width <= MAX_PIXELS else 1
+    rows = balanced_rows(out_shape[0], distribution[0] if width <= MAX_PIXELS else 1, out_shape[2] // CHANNELS)
     return ([rows, width, CHANNELS, 0], [1, pixels, channels, 0],
             [0, 0, 0, POINTWISE_UNROLL if small else REDUCTION_UNROLL])
 
@@ -143,25 +176,45 @@ def transpose_tiles(image):
     80 -> 27 us for 3x224x224 on two threads, 127 -> 31 on one."""
     if image is None or len(image) != 3 or not 0 < image[0] <= TRANSPOSE_CHANNELS or image[2] % 16:
         return None
-    c, _, w = image
-    return {"distribution": [c, TRANSPOSE_ROWS, w], "vector_common_parallel": [c, 1, 16]}
+    c, h, w = image
+    return {"distribution": [c, balanced_rows(h, TRANSPOSE_ROWS), w], "vector_common_parallel": [c, 1, 16]}
 
 
 def batch_mmt4d_tiles(out_shape, distribution, vector, reduction):
     """Workgroups for a Winograd batched product (batch_mmt4d, result [36, M1, N1, M0, N0]):
-    one batch, up to WINOGRAD_ROW_TILES row tiles and every column tile; None for other shapes."""
+    whole batches with all their rows and columns, in `_winograd_groups` workgroups (6 of 6
+    batches on two workers); None for other shapes. IREE's workers claim the workgroups of a dispatch one at a time when there
+    are fewer than 8 per worker, else 8 at a time, so 36 one-batch workgroups split 20 / 16
+    between two workers, while 6 split 3 / 3."""
     if len(distribution) != 7 or out_shape is None or len(out_shape) != 5 or out_shape[0] != WINOGRAD_BATCH:
         return None
-    return ([1, min(WINOGRAD_ROW_TILES, out_shape[1]), 0, 0, 0, 0, 0], vector, reduction)
+    return ([WINOGRAD_BATCH // _winograd_groups(), out_shape[1], 0, 0, 0, 0, 0], vector, reduction)
 
 
-def matvec_tiles(k, distribution, vector, reduction):
+def _winograd_groups():
+    """Workgroups for the 36 batches: the fewest, at least WINOGRAD_GROUPS_PER_WORKER per
+    worker, that divide 36 and are `balanced` (6 on two workers, 12 on four), else 36."""
+    counts = [n for n in range(1, WINOGRAD_BATCH + 1) if WINOGRAD_BATCH % n == 0]
+    return next((n for n in counts if n >= WINOGRAD_GROUPS_PER_WORKER * WORKERS and balanced(n)), WINOGRAD_BATCH)
+
+
+def matvec_tiles(k, distribution, vector, reduction, rows=None):
     """The tile choice for a tagged recurrent product: one output row per vector step and the
-    reduction (extent `k`) as the vector, or None to keep IREE's."""
+    reduction (extent `k`) as the vector, or None to keep IREE's; `rows` (the loop extents, when
+    known) lets a single tiled loop's workgroups be `balanced`."""
     if not (len(distribution) == len(vector) == len(reduction)) or sum(1 for r in reduction if r) != 1:
         return None
-    return (distribution, [0 if r else 1 for r in reduction],
+    return (_balanced_distribution(distribution, rows), [0 if r else 1 for r in reduction],
             [min(k, MATVEC_VECTOR) if r else 0 for r in reduction])
+
+
+def _balanced_distribution(distribution, extents):
+    """`distribution` with its first tiled loop's size made `balanced_rows` over `extents`."""
+    tiled = [i for i, d in enumerate(distribution) if d]
+    if len(tiled) != 1 or extents is None or len(extents) != len(distribution):
+        return distribution
+    i = tiled[0]
+    return distribution[:i] + [balanced_rows(extents[i], distribution[i])] + distribution[i + 1:]
 
 
 _KEYS = ("distribution", "vector_common_parallel", "vector_reduction", "vector_inner_parallel")
@@ -282,7 +335,9 @@ def _retune_function(func, conv):
             choice = batch_mmt4d_tiles(_shape(op.results[0]), *lists)
         elif MATVEC_TAG in op.attributes:
             reduced = _shape(op.operands[0]) if op.operands else None
-            choice = matvec_tiles(reduced[-1], *lists) if reduced else None
+            out = _shape(op.results[0])
+            extents = out + [reduced[-1]] if reduced and out is not None else None
+            choice = matvec_tiles(reduced[-1], *lists, rows=extents) if reduced else None
         elif _is_pointwise(op):
             out = _shape(op.results[0])
             choice = pointwise_tiles(out, *lists) if out is not None else None
