@@ -180,11 +180,17 @@ class Model:
         mine = self._staging_lock.acquire(blocking=False)
         try:
             if mine and self._staging is None:
-                self._staging = _Staging(self._config.device, self._specs())
-            return self._run_staged(args, self._staging if mine else _Staging(self._config.device, self._specs()))
+                self._staging = self._new_staging()
+            return self._run_staged(args, self._staging if mine else self._new_staging())
         finally:
             if mine:
                 self._staging_lock.release()
+
+    def _new_staging(self):
+        try:
+            return _Staging(self._config.device, self._specs())
+        except (RuntimeError, ValueError) as e:
+            raise RuntimeError_(f"{self.where}: cannot allocate the run's buffers on {self.driver}: {e}") from None
 
     def _specs(self):
         """(shape, host dtype, HAL element type) of every input, then every output."""
