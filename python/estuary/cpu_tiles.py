@@ -22,9 +22,8 @@ FMAs. One row at a time with the whole reduction (up to 256 wide) as the vector 
 independent accumulators per gate: the LSTM benchmark went from 0.70 to 0.31 ms.
 
 The batched matmul of a Winograd convolution (passes/lowering/winograd.py; 36 batches, data-tiled
-onto IREE's batch_mmt4d) gets workgroups of a whole batch's columns and up to 8 row tiles instead
-of IREE's 1 x 2 tiles of 16: ResNet-18's, on two threads, 228 / 278 / 346 -> 218 / 229 / 322 us
-at 56x56x64 / 28x28x128 / 14x14x256 (hundreds of tiny workgroups become 36-72).
+onto IREE's batch_mmt4d) gets workgroups of whole batches with all their rows and columns instead
+of IREE's 1 x 2 tiles of 16 (hundreds of workgroups of well under a microsecond each).
 
 Workgroup counts: IREE's workers claim a dispatch's workgroups one at a time while there are
 fewer than 8 per worker, else 8 at a time, so on two workers 56 equal workgroups split 32 / 24
@@ -112,8 +111,9 @@ def conv_tiles(out_shape, distribution, vector, reduction, window=None):
     is KH*KW*C when known.
 
     Width <= 7: rows of 7 pixels x 64 channels, as few rows per workgroup as keep the workgroup
-    count `balanced` (7x7x512: all 7 rows, 8 workgroups instead of 56). Wider: rows of up to 14 pixels (the whole row
-    when it fits, else IREE's 7 or 8) x 32 channels, 8 input channels per reduction step (2 for
+    count `balanced` (7x7x512: all 7 rows, 8 workgroups instead of 56). Wider: rows of up to 14
+    pixels (the whole row when it fits, else IREE's 7 or 8) x 32 channels, 8 input channels per
+    reduction step (2 for
     rows of 12-14 pixels, whose 24-28 accumulators leave LLVM too few registers for 8).
     Workgroups wider than 14: about 392 output pixels (whole rows) x 64 channels; with two
     threads, fewer and larger workgroups were 12-16 % faster than 2-row ones. Widths 8-14: equal
@@ -172,7 +172,7 @@ def transpose_tiles(image):
     """Tiles for the NCHW -> NHWC transpose of a model's image input, [C, H, W] with at most
     TRANSPOSE_CHANNELS channels and a width of whole vectors, else None to keep IREE's: each
     vector step reads 16 pixels of every channel and writes them as one run of C x 16 floats;
-    workgroups of 8 rows. IREE's 16 x 1 x 16 tiles (the channel vector padded from 3 to 16) took
+    workgroups of at least TRANSPOSE_ROWS rows, as many as keep their count `balanced`. IREE's 16 x 1 x 16 tiles (the channel vector padded from 3 to 16) took
     80 -> 27 us for 3x224x224 on two threads, 127 -> 31 on one."""
     if image is None or len(image) != 3 or not 0 < image[0] <= TRANSPOSE_CHANNELS or image[2] % 16:
         return None
@@ -183,9 +183,8 @@ def transpose_tiles(image):
 def batch_mmt4d_tiles(out_shape, distribution, vector, reduction):
     """Workgroups for a Winograd batched product (batch_mmt4d, result [36, M1, N1, M0, N0]):
     whole batches with all their rows and columns, in `_winograd_groups` workgroups (6 of 6
-    batches on two workers); None for other shapes. IREE's workers claim the workgroups of a dispatch one at a time when there
-    are fewer than 8 per worker, else 8 at a time, so 36 one-batch workgroups split 20 / 16
-    between two workers, while 6 split 3 / 3."""
+    batches on two workers, where 36 one-batch workgroups would split 20 / 16); None for other
+    shapes."""
     if len(distribution) != 7 or out_shape is None or len(out_shape) != 5 or out_shape[0] != WINOGRAD_BATCH:
         return None
     return ([WINOGRAD_BATCH // _winograd_groups(), out_shape[1], 0, 0, 0, 0, 0], vector, reduction)
@@ -198,13 +197,13 @@ def _winograd_groups():
     return next((n for n in counts if n >= WINOGRAD_GROUPS_PER_WORKER * WORKERS and balanced(n)), WINOGRAD_BATCH)
 
 
-def matvec_tiles(k, distribution, vector, reduction, rows=None):
+def matvec_tiles(k, distribution, vector, reduction, extents=None):
     """The tile choice for a tagged recurrent product: one output row per vector step and the
-    reduction (extent `k`) as the vector, or None to keep IREE's; `rows` (the loop extents, when
-    known) lets a single tiled loop's workgroups be `balanced`."""
+    reduction (extent `k`) as the vector, or None to keep IREE's; `extents` (the loop extents,
+    when known) lets a single tiled loop's workgroups be `balanced`."""
     if not (len(distribution) == len(vector) == len(reduction)) or sum(1 for r in reduction if r) != 1:
         return None
-    return (_balanced_distribution(distribution, rows), [0 if r else 1 for r in reduction],
+    return (_balanced_distribution(distribution, extents), [0 if r else 1 for r in reduction],
             [min(k, MATVEC_VECTOR) if r else 0 for r in reduction])
 
 
@@ -337,7 +336,7 @@ def _retune_function(func, conv):
             reduced = _shape(op.operands[0]) if op.operands else None
             out = _shape(op.results[0])
             extents = out + [reduced[-1]] if reduced and out is not None else None
-            choice = matvec_tiles(reduced[-1], *lists, rows=extents) if reduced else None
+            choice = matvec_tiles(reduced[-1], *lists, extents=extents) if reduced else None
         elif _is_pointwise(op):
             out = _shape(op.results[0])
             choice = pointwise_tiles(out, *lists) if out is not None else None
