@@ -73,7 +73,8 @@ class Converter:
             shape = self.shapes[out]
             self.emit("reshape", [("input", ins[0]), ("newShape", [int(d) for d in shape])], out)
         elif op == "Gemm":
-            opts = {"bTranspose": bool(a.get("transB", 0)), "aTranspose": bool(a.get("transA", 0))}
+            opts = {"bTranspose": bool(a.get("transB", 0)), "aTranspose": bool(a.get("transA", 0)),
+                    "alpha": float(a.get("alpha", 1.0)), "beta": float(a.get("beta", 1.0))}
             if len(ins) > 2:
                 opts["c"] = self.const(ins[2])
             self.emit("gemm", [("a", ins[0]), ("b", self.const(ins[1])), ("options", opts)], out)

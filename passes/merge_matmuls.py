@@ -5,6 +5,12 @@ one slice per original result along the last axis; gemm(x, B_i, C_i) with the sa
 and transposition of x, constant B_i and row-vector (or absent) C_i merge the same way. IREE then
 runs one wider matrix product instead of several narrow ones: a transformer's query, key and value
 projections become one dispatch. Each output element is the same dot product as before.
+
+With a many-row left operand (x of shape [M, K], M >= COLUMN_FORM_ROWS) the merged product is
+computed transposed, [W1 W2 ...]^T x^T of shape [N, M], and each original result is the transpose
+of a block of its rows. A block of rows is contiguous, so IREE hands it on without the copy that a
+block of columns costs, and the transposes fold into the consumers' packing: the Transformer
+block's three column-slice copies go, and the value operand's packing runs vectorized (README).
 """
 import numpy as np
 from iree.compiler import ir
@@ -15,6 +21,9 @@ from estuary.passes.cleanup import dce
 from estuary.passes.lowering.matvec import vector_form
 from estuary.passes.rewrite import (attrs, constant, constant_row, dtype_of, group_ops, make_constant, operands,
                                     shape_of, short)
+
+
+COLUMN_FORM_ROWS = 16  # one full row tile of IREE's f32 matmul kernel
 
 
 def _rows(a, k):
@@ -64,31 +73,68 @@ def _joined(cache, key, build):
     return cache[key]
 
 
-def _merge(nn, key, group, cache):
-    """Replace the products in `group` (program order) by one product and slices of it."""
+def _row_sliced(op):
+    """Whether a user of op's result takes some of its rows (an unrolled recurrence's per-step
+    input products): in the column form each such row is a strided column."""
+    rows = shape_of(op.results[0])[0]
+    return any(short(use.owner) == "slice" and attrs(use.owner)["sizes"][0] < rows for use in op.results[0].uses)
+
+
+def _column_form(key, group):
+    """Whether to merge as the transposed product: a 2-D left operand with many rows whose
+    results are used whole-row (a Core ML LSTM's input projections, sliced per step, got 1-4 %
+    slower in the column form)."""
+    a = key[1]
+    shape = shape_of(a)
+    rows = shape[-1] if key[0] == "gemm" and key[5] else shape[0]
+    return len(shape) == 2 and rows >= COLUMN_FORM_ROWS and not any(_row_sliced(op) for op, _ in group)
+
+
+def _merged_product(nn, key, group, cache, transposed):
+    """The one product of key's operand with the group's matrices side by side (transposed: its
+    transpose, the matrices' transposes stacked)."""
     first = group[0][0]
     kind, a, dtype = key[:3]
     weights = [w for _, (w, _) in group]
     sources = tuple(op.operands[1] for op, _ in group)
+    w = _joined(cache, ("w", transposed, sources),
+                lambda: make_constant(nn, np.concatenate(weights, axis=1).T if transposed
+                                      else np.concatenate(weights, axis=1), dtype))
+    if kind == "matmul":
+        if transposed:
+            return graph.create_op("matmul", [w, graph.create_op("transpose", [a], {"permutation": [1, 0]})])
+        return graph.create_op("matmul", [a, w])
+    at = attrs(first)
+    biases = [r for _, (_, r) in group]
+    c = None
+    if biases[0] is not None:
+        bias = np.concatenate(biases)
+        c = _joined(cache, ("c", transposed, tuple(op.operands[2] for op, _ in group)),
+                    lambda: make_constant(nn, bias[:, None] if transposed else bias, dtype))
+    operands_ = [w, a, c] if transposed else [a, w, c]
+    transposes = ({"a_transpose": False, "b_transpose": not at["a_transpose"]} if transposed
+                  else {"a_transpose": at["a_transpose"], "b_transpose": False})
+    return graph.create_op("gemm", operands_, {"alpha": at["alpha"], "beta": at["beta"], **transposes})
+
+
+def _merge(nn, key, group, cache):
+    """Replace the products in `group` (program order) by one product and slices of it."""
+    first = group[0][0]
+    transposed = _column_form(key, group)
     with nn.context, first.location, ir.InsertionPoint(first):
-        w = _joined(cache, ("w", sources), lambda: make_constant(nn, np.concatenate(weights, axis=1), dtype))
-        if kind == "matmul":
-            merged = graph.create_op("matmul", [a, w])
-        else:
-            at = attrs(first)
-            rows = [r for _, (_, r) in group]
-            c = None if rows[0] is None else _joined(cache, ("c", tuple(op.operands[2] for op, _ in group)),
-                                                      lambda: make_constant(nn, np.concatenate(rows), dtype))
-            merged = graph.create_op("gemm", [a, w, c], {"alpha": at["alpha"], "beta": at["beta"],
-                                                          "a_transpose": at["a_transpose"], "b_transpose": False})
+        merged = _merged_product(nn, key, group, cache, transposed)
     offset = 0
     for op, (wi, _) in group:
         shape = list(shape_of(op.results[0]))
-        starts = [0] * len(shape)
-        starts[-1] = offset
-        offset += wi.shape[1]
         with nn.context, op.location, ir.InsertionPoint(op):
-            part = graph.create_op("slice", [merged], {"starts": starts, "sizes": shape})
+            if transposed:
+                block = graph.create_op("slice", [merged], {"starts": [offset, 0], "sizes": shape[::-1]})
+                part = graph.create_op("transpose", [block], {"permutation": [1, 0]})
+            else:
+                starts = [0] * len(shape)
+                starts[-1] = offset
+                part = graph.create_op("slice", [merged], {"starts": starts, "sizes": shape})
+        offset += wi.shape[1]
         op.results[0].replace_all_uses_with(part)
         op.erase()
 

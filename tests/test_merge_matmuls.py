@@ -1,7 +1,8 @@
 """`nn-merge-sibling-matmuls`: products of one input with several constant matrices (two gemms with
 bias, two matmuls) agree with onnxruntime merged and unmerged, in the WebNN (matmul/gemm) and
-Core ML (innerProduct -> gemm) forms, with six rows and with one (a vector: the merged products take
-the vector form of the lowering)."""
+Core ML (innerProduct -> gemm) forms, with six rows, with one (a vector: the merged products take
+the vector form of the lowering) and with 32 (the merged product is computed transposed and its
+results are transposed row blocks), and with a transposed left operand."""
 import os
 import sys
 
@@ -10,7 +11,7 @@ import pytest
 
 import estuary
 from estuary.importers import import_model
-from estuary.passes import pipeline
+from estuary.passes import merge_matmuls, pipeline
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
@@ -29,18 +30,30 @@ def _net(rows):
     return net.model({"x": x}, ["y"], {"x": x})
 
 
-@pytest.fixture(scope="module", params=[("webnn", 6), ("coreml", 6), ("webnn", 1), ("coreml", 1)])
+@pytest.fixture(scope="module", params=[("webnn", 6), ("coreml", 6), ("webnn", 1), ("coreml", 1),
+                                        ("webnn", 32), ("coreml", 32)])
 def case(tmp_path_factory, request):
     form, rows = request.param
     model, feeds, _ = _net(rows)
     return onnx_model_case(model, feeds, tmp_path_factory.mktemp("merge"), form)
 
 
-def _products(path, disable=()):
+def _ops(path, disable=()):
+    """(name, name of the first operand's producer or None) of each op after the optimizations."""
     nn = import_model(path)
     pipeline.run(nn, ["nn-verify"] + [p for p in pipeline.OPTIMIZATIONS if p not in disable])
-    ops = [op.operation.name for op in nn.module.body.operations[0].regions[0].blocks[0].operations]
-    return sum(name in ("nn.matmul", "nn.gemm") for name in ops)
+    body = nn.module.body.operations[0].regions[0].blocks[0].operations
+    return [(op.operation.name, getattr(op.operands[0].owner, "name", None) if len(op.operands) else None)
+            for op in body]
+
+
+def _transposed_slices(path):
+    """How many results are transposes of a slice."""
+    return _ops(path).count(("nn.transpose", "nn.slice"))
+
+
+def _products(path, disable=()):
+    return sum(name in ("nn.matmul", "nn.gemm") for name, _ in _ops(path, disable))
 
 
 def test_products_merge(case):
@@ -53,4 +66,24 @@ def test_products_merge(case):
 def test_matches_onnxruntime(case, disable):
     path, feeds, ref = case
     got = estuary.load(estuary.compile(path, disable_passes=disable)).run(feeds)["y"]
+    np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-5)
+
+
+def test_many_rows_take_the_column_form(case):
+    # 32 rows: each result is a transposed block of rows of the transposed product
+    rows = len(next(iter(case[1].values())))
+    assert _transposed_slices(case[0]) == (4 if rows >= merge_matmuls.COLUMN_FORM_ROWS else 0)
+
+
+def test_transposed_left_operand(tmp_path):
+    # gemm(x, W, c, aTranspose) with x [32, 16]: the transposed merged product reads x as it is
+    net, rng = models.Net(14), np.random.default_rng(114)
+    x = rng.standard_normal((32, 16)).astype(np.float32)
+    g1, g2 = (net.node("Gemm", ["x", net.weight((32, 8)), net.const(rng.standard_normal(8).astype(np.float32), "b")],
+                       transA=1, alpha=0.5) for _ in range(2))
+    net.node("Mul", [g1, g2])
+    net.nodes[-1].output[0] = "y"
+    path, feeds, ref = onnx_model_case(*net.model({"x": x}, ["y"], {"x": x})[:2], tmp_path, "webnn")
+    assert _products(path) == 1 and _transposed_slices(path) == 2 and [n for n, _ in _ops(path)].count("nn.transpose") == 2
+    got = estuary.load(estuary.compile(path)).run(feeds)["y"]
     np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-5)

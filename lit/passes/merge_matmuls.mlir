@@ -104,3 +104,59 @@ func.func @vector_merged(%x: tensor<1x16xf32>) -> (tensor<1x2xf32>, tensor<1x2xf
   %b = "nn.matmul"(%x, %w2) : (tensor<1x16xf32>, tensor<16x2xf32>) -> tensor<1x2xf32>
   return %a, %b : tensor<1x2xf32>, tensor<1x2xf32>
 }
+
+// -----
+
+// With 16 rows or more the merged product is computed transposed ([W1 W2]^T x^T, 3 x 16), and each
+// result is the transpose of a block of its rows.
+// CHECK-LABEL: func.func @column_form
+// CHECK: %[[W:.*]] = "nn.constant"() {value = dense<{{\[\[}}1.000000e+00, 3.000000e+00, 5.000000e+00], [2.000000e+00, 4.000000e+00, 6.000000e+00], [7.000000e+00, 8.000000e+00, 9.000000e+00]]> : tensor<3x3xf32>}
+// CHECK: %[[XT:.*]] = "nn.transpose"(%arg0) {permutation = array<i64: 1, 0>} : (tensor<16x3xf32>) -> tensor<3x16xf32>
+// CHECK: %[[P:.*]] = "nn.matmul"(%[[W]], %[[XT]]) : (tensor<3x3xf32>, tensor<3x16xf32>) -> tensor<3x16xf32>
+// CHECK: %[[S1:.*]] = "nn.slice"(%[[P]]) {sizes = array<i64: 2, 16>, starts = array<i64: 0, 0>}
+// CHECK: "nn.transpose"(%[[S1]]) {permutation = array<i64: 1, 0>} : (tensor<2x16xf32>) -> tensor<16x2xf32>
+// CHECK: %[[S2:.*]] = "nn.slice"(%[[P]]) {sizes = array<i64: 1, 16>, starts = array<i64: 2, 0>}
+// CHECK: "nn.transpose"(%[[S2]]) {permutation = array<i64: 1, 0>} : (tensor<1x16xf32>) -> tensor<16x1xf32>
+func.func @column_form(%x: tensor<16x3xf32>) -> (tensor<16x2xf32>, tensor<16x1xf32>) {
+  %w1 = "nn.constant"() {value = dense<[[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]> : tensor<3x2xf32>} : () -> tensor<3x2xf32>
+  %w2 = "nn.constant"() {value = dense<[[7.0], [8.0], [9.0]]> : tensor<3x1xf32>} : () -> tensor<3x1xf32>
+  %q = "nn.matmul"(%x, %w1) : (tensor<16x3xf32>, tensor<3x2xf32>) -> tensor<16x2xf32>
+  %k = "nn.matmul"(%x, %w2) : (tensor<16x3xf32>, tensor<3x1xf32>) -> tensor<16x1xf32>
+  return %q, %k : tensor<16x2xf32>, tensor<16x1xf32>
+}
+
+// -----
+
+// gemm in the column form: the row-vector C becomes a column, x is read through b_transpose.
+// CHECK-LABEL: func.func @column_form_gemm
+// CHECK: dense<{{\[\[}}5.000000e-01], [1.500000e+00], [2.500000e+00]]> : tensor<3x1xf32>
+// CHECK: %[[G:.*]] = "nn.gemm"(%{{.*}}, %arg0, %{{.*}}) {a_transpose = false, alpha = 2.000000e+00 : f64, b_transpose = true
+// CHECK-SAME: (tensor<3x3xf32>, tensor<16x3xf32>, tensor<3x1xf32>) -> tensor<3x16xf32>
+// CHECK: "nn.slice"(%[[G]]) {sizes = array<i64: 2, 16>, starts = array<i64: 0, 0>}
+// CHECK: "nn.slice"(%[[G]]) {sizes = array<i64: 1, 16>, starts = array<i64: 2, 0>}
+func.func @column_form_gemm(%x: tensor<16x3xf32>) -> (tensor<16x2xf32>, tensor<16x1xf32>) {
+  %w1 = "nn.constant"() {value = dense<[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]> : tensor<2x3xf32>} : () -> tensor<2x3xf32>
+  %w2 = "nn.constant"() {value = dense<[[7.0, 8.0, 9.0]]> : tensor<1x3xf32>} : () -> tensor<1x3xf32>
+  %c1 = "nn.constant"() {value = dense<[0.5, 1.5]> : tensor<2xf32>} : () -> tensor<2xf32>
+  %c2 = "nn.constant"() {value = dense<2.5> : tensor<f32>} : () -> tensor<f32>
+  %a = "nn.gemm"(%x, %w1, %c1) {b_transpose = true, alpha = 2.0 : f32, operandSegmentSizes = array<i32: 1, 1, 1>} : (tensor<16x3xf32>, tensor<2x3xf32>, tensor<2xf32>) -> tensor<16x2xf32>
+  %b = "nn.gemm"(%x, %w2, %c2) {b_transpose = true, alpha = 2.0 : f32, operandSegmentSizes = array<i32: 1, 1, 1>} : (tensor<16x3xf32>, tensor<1x3xf32>, tensor<f32>) -> tensor<16x1xf32>
+  return %a, %b : tensor<16x2xf32>, tensor<16x1xf32>
+}
+
+// -----
+
+// A result read a row at a time (the per-step input products of an unrolled recurrence) keeps the
+// row form: in the column form each of its rows would be a strided column.
+// CHECK-LABEL: func.func @row_sliced
+// CHECK-NOT: nn.transpose
+// CHECK: "nn.matmul"(%arg0, %{{.*}}) : (tensor<16x3xf32>, tensor<3x3xf32>) -> tensor<16x3xf32>
+// CHECK-NOT: nn.transpose
+func.func @row_sliced(%x: tensor<16x3xf32>) -> (tensor<1x2xf32>, tensor<16x1xf32>) {
+  %w1 = "nn.constant"() {value = dense<[[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]> : tensor<3x2xf32>} : () -> tensor<3x2xf32>
+  %w2 = "nn.constant"() {value = dense<[[7.0], [8.0], [9.0]]> : tensor<3x1xf32>} : () -> tensor<3x1xf32>
+  %q = "nn.matmul"(%x, %w1) : (tensor<16x3xf32>, tensor<3x2xf32>) -> tensor<16x2xf32>
+  %k = "nn.matmul"(%x, %w2) : (tensor<16x3xf32>, tensor<3x1xf32>) -> tensor<16x1xf32>
+  %r = "nn.slice"(%q) {starts = array<i64: 3, 0>, sizes = array<i64: 1, 2>} : (tensor<16x2xf32>) -> tensor<1x2xf32>
+  return %r, %k : tensor<1x2xf32>, tensor<16x1xf32>
+}
