@@ -87,3 +87,13 @@ def test_transposed_left_operand(tmp_path):
     assert _products(path) == 1 and _transposed_slices(path) == 2 and [n for n, _ in _ops(path)].count("nn.transpose") == 2
     got = estuary.load(estuary.compile(path)).run(feeds)["y"]
     np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.vulkan
+def test_column_form_on_vulkan(tmp_path):
+    # the column form is a target-independent rewrite: the 32-row WebNN case on Vulkan (lavapipe)
+    model, feeds, _ = _net(32)
+    path, feeds, ref = onnx_model_case(model, feeds, tmp_path, "webnn")
+    assert _transposed_slices(path) == 4
+    got = estuary.load(estuary.compile(path, target="vulkan-spirv"), device="vulkan").run(feeds)["y"]
+    np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-5)
