@@ -84,10 +84,16 @@ def _column_form(key, group):
     """Whether to merge as the transposed product: a 2-D left operand with many rows whose
     results are used whole-row (a Core ML LSTM's input projections, sliced per step, got 1-4 %
     slower in the column form)."""
-    a = key[1]
+    kind, a = key[:2]
     shape = shape_of(a)
-    rows = shape[-1] if key[0] == "gemm" and key[5] else shape[0]
+    rows = shape[-1] if kind == "gemm" and attrs(group[0][0])["a_transpose"] else shape[0]
     return len(shape) == 2 and rows >= COLUMN_FORM_ROWS and not any(_row_sliced(op) for op, _ in group)
+
+
+def _side_by_side(weights, transposed):
+    """The [K, N_i] matrices joined along their columns ([K, N]), or that join's transpose."""
+    w = np.concatenate(weights, axis=1)
+    return w.T if transposed else w
 
 
 def _merged_product(nn, key, group, cache, transposed):
@@ -97,9 +103,7 @@ def _merged_product(nn, key, group, cache, transposed):
     kind, a, dtype = key[:3]
     weights = [w for _, (w, _) in group]
     sources = tuple(op.operands[1] for op, _ in group)
-    w = _joined(cache, ("w", transposed, sources),
-                lambda: make_constant(nn, np.concatenate(weights, axis=1).T if transposed
-                                      else np.concatenate(weights, axis=1), dtype))
+    w = _joined(cache, ("w", transposed, sources), lambda: make_constant(nn, _side_by_side(weights, transposed), dtype))
     if kind == "matmul":
         if transposed:
             return graph.create_op("matmul", [w, graph.create_op("transpose", [a], {"permutation": [1, 0]})])
