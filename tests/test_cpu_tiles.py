@@ -114,6 +114,19 @@ def test_winograd_product_rule_takes_six_batches():
     assert cpu_tiles.batch_mmt4d_tiles([4, 8, 8, 16, 16], *iree) is None  # attention heads
 
 
+def test_winograd_transform_rule():
+    """A Winograd transform pass computes all its transform rows per vector step (the loop its
+    coefficient vectors index) and splits workgroups along the next loops down to IREE's count."""
+    rows = cpu_tiles.transform_tiles([6, 14, 58, 64], 0, [1, 7, 58, 64], [1, 1, 1, 16])
+    assert rows == ([6, 1, 58, 64], [6, 1, 1, 16])                      # 14 workgroups (IREE: 12)
+    cols = cpu_tiles.transform_tiles([6, 6, 14, 14, 64], 1, [1, 3, 14, 14, 64], [1, 1, 1, 1, 16])
+    assert cols == ([1, 6, 7, 14, 64], [1, 6, 1, 1, 16])                # 12 workgroups, as IREE's
+    out_rows = cpu_tiles.transform_tiles([14, 4, 56, 64], 1, [1, 4, 56, 64], [1, 1, 1, 16])
+    assert out_rows == ([1, 4, 56, 64], [1, 4, 1, 16])
+    assert cpu_tiles.transform_tiles([6, 14, 58, 64], 3, [1, 7, 58, 64], [1, 1, 1, 16]) is None  # channels
+    assert cpu_tiles.transform_tiles([6, 14, 58, 48], 0, [1, 7, 58, 48], [1, 1, 1, 8]) is None   # not a zmm
+
+
 def test_matvec_rule_vectorizes_the_reduction():
     assert cpu_tiles.matvec_tiles(256, [32, 0], [4, 0], [0, 16]) == ([32, 0], [1, 0], [0, 256])
     assert cpu_tiles.matvec_tiles(1024, [1, 32, 0], [1, 4, 0], [0, 0, 16]) == ([1, 32, 0], [1, 1, 0], [0, 0, 256])

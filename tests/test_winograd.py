@@ -18,6 +18,14 @@ def test_matrices_compute_a_correlation(rng):
         np.testing.assert_allclose(y, np.correlate(d, g, mode="valid"), rtol=1e-12, atol=1e-12)
 
 
+def _has_avx512():
+    try:
+        with open("/proc/cpuinfo") as f:
+            return " avx512f" in f.read()
+    except OSError:
+        return False
+
+
 def _case(rng, size, cin, cout, padding=(1, 1, 1, 1), bias=True, residual=False, strides=(1, 1),
           dilations=(1, 1), groups=1, constant_filter=True, disable=(), layout="nhwc"):
     """A conv2d (optionally + the input and a relu) compiled for llvm-cpu; returns (stats, got, ref).
@@ -64,6 +72,16 @@ def test_matches_onnxruntime(rng, size, cin, cout, kw):
     stats, got, ref = _case(rng, size, cin, cout, **kw)
     assert stats["winograd"] == 1
     assert_accumulated(got, ref, cin * 9)
+
+
+@pytest.mark.parametrize("size, cin, cout", [((16, 16), 32, 32), ((15, 21), 16, 48)])
+def test_transform_tiles_on_and_off(rng, size, cin, cout):
+    """cpu-tiles retiles the four transform passes and the batched product (5 ops) on AVX-512;
+    the result matches onnxruntime either way."""
+    for disable, tiled in (((), 5 if _has_avx512() else 0), (("cpu-tiles",), None)):
+        stats, got, ref = _case(rng, size, cin, cout, disable=disable)
+        assert stats["winograd"] == 1 and stats.get("cpu_tiles") == tiled
+        assert_accumulated(got, ref, cin * 9)
 
 
 @pytest.mark.parametrize("kw", [

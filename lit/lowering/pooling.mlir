@@ -14,6 +14,34 @@ func.func @max_pool(%x: tensor<1x2x8x8xf32>) -> tensor<1x2x7x7xf32> {
 
 // -----
 
+// Max pooling of a relu's output pads with 0 (a memset for IREE) instead of -inf: every window
+// holds an input element >= 0, so the maxima are the same.
+// CHECK-LABEL: func.func @max_pool_after_relu
+// CHECK: arith.maximumf
+// CHECK: tosa.const values(dense<0.000000e+00> : tensor<1xf32>)
+// CHECK: tosa.pad {{.*}} -> tensor<1x9x9x2xf32>
+// CHECK: linalg.pooling_nhwc_max
+func.func @max_pool_after_relu(%x: tensor<1x8x8x2xf32>) -> tensor<1x4x4x2xf32> {
+  %r = "nn.relu"(%x) : (tensor<1x8x8x2xf32>) -> tensor<1x8x8x2xf32>
+  %0 = "nn.max_pool2d"(%r) {window_dimensions = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 0, 1, 0>, layout = "nhwc"} : (tensor<1x8x8x2xf32>) -> tensor<1x4x4x2xf32>
+  return %0 : tensor<1x4x4x2xf32>
+}
+
+// -----
+
+// A window lying wholly in the padding (ceil rounding) keeps -inf even after a clamp to [0, 6].
+// CHECK-LABEL: func.func @max_pool_after_clamp_empty_window
+// CHECK: arith.minimumf
+// CHECK: tosa.const values(dense<0xFF800000> : tensor<1xf32>)
+// CHECK: linalg.pooling_nhwc_max
+func.func @max_pool_after_clamp_empty_window(%x: tensor<1x4x4x1xf32>) -> tensor<1x3x3x1xf32> {
+  %r = "nn.clamp"(%x) {min_value = 0.0 : f32, max_value = 6.0 : f32} : (tensor<1x4x4x1xf32>) -> tensor<1x4x4x1xf32>
+  %0 = "nn.max_pool2d"(%r) {window_dimensions = array<i64: 1, 1>, strides = array<i64: 2, 2>, padding = array<i64: 0, 2, 0, 2>, layout = "nhwc"} : (tensor<1x4x4x1xf32>) -> tensor<1x3x3x1xf32>
+  return %0 : tensor<1x3x3x1xf32>
+}
+
+// -----
+
 // Floor rounding that leaves trailing rows/cols unused crops them.
 // CHECK-LABEL: func.func @max_pool_crop
 // CHECK: tosa.slice {{.*}} -> tensor<1x5x6x1xf32>

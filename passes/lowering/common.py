@@ -190,6 +190,39 @@ def scalar_const(element, value):
     return arith.constant(element, float(value))
 
 
+_VALUE_PRESERVING = ("tosa.transpose", "tosa.reshape", "linalg.transpose", "tensor.collapse_shape",
+                     "tensor.expand_shape")
+
+
+def _float_constant(value):
+    """The number a scalar arith.constant holds, else None."""
+    op = value.owner
+    if isinstance(op, ir.Block) or op.name != "arith.constant":
+        return None
+    attr = op.attributes["value"]
+    return float(ir.FloatAttr(attr).value) if isinstance(attr, ir.FloatAttr) else None
+
+
+def nonnegative(value):
+    """Whether every element of the float tensor `value` is >= +0 or NaN, judged from the op that
+    made it: an element-wise generic yielding maximumf(x, c) with c >= 0, optionally clamped from
+    above (relu and clamps, as activation.py and elementwise.py lower them), seen through
+    reshapes and transposes. False when unsure."""
+    op = value.owner
+    while not isinstance(op, ir.Block) and op.name in _VALUE_PRESERVING:
+        op = op.operands[0].owner
+    if isinstance(op, ir.Block) or op.name != "linalg.generic" or len(op.results) != 1:
+        return False
+    body = op.regions[0].blocks[0]
+    r = list(body.operations)[-1].operands[0]
+    if not isinstance(r.owner, ir.Block) and r.owner.name == "arith.minimumf":
+        r = r.owner.operands[0]
+    if isinstance(r.owner, ir.Block) or r.owner.name != "arith.maximumf":
+        return False
+    bound = [_float_constant(v) for v in r.owner.operands]
+    return any(b is not None and b >= 0 for b in bound)
+
+
 def enclosing_module(op):
     """The builtin.module holding `op` (an op view or operation), else None."""
     parent = op.operation.parent

@@ -30,6 +30,15 @@ def _window_extent(x, begin, extent, fill, dtype):
     return C.slice_(x, [0, 0, 0, 0], [nb, extent[0], extent[1], c])
 
 
+def _zero_pad_is_exact(n, h, w, kh, kw, oh, ow):
+    """Max pooling may pad with 0 instead of -inf when its float input is non-negative (a relu's or
+    clamp's output) and every window holds at least one input element: the window maxima are then
+    >= 0 (or NaN) either way. ResNet-18's 113x113x64 stem pad: 105 -> 55 us a run (README)."""
+    a = n.attrs
+    return (n.in_specs[0].dtype in dtypes.FLOATS and C.nonnegative(n.inputs[0])
+            and valid_counts(h, w, kh, kw, a["padding"], a["strides"], a["dilations"], oh, ow).min() > 0)
+
+
 def _pool(n, kind):
     a = n.attrs
     spec = n.in_specs[0]
@@ -43,6 +52,8 @@ def _pool(n, kind):
     if kind == "l2":
         x = C.mul(x, x, x.type)
     fill = lowest(spec.dtype) if kind == "max" else 0
+    if kind == "max" and _zero_pad_is_exact(n, h, w, kh, kw, oh, ow):
+        fill = 0  # IREE fills a padded buffer with zeros by memset, with -inf by a 4-byte pattern loop
     extra = int(kind == "average" and (oh, ow) == (1, 1) and list(dilations) == [1, 1]
                 and pointwise.pad_for_pooling(x))  # one zero row more: see pointwise.py
     x = _window_extent(x, (a["padding"][0], a["padding"][2]), [extent[0] + extra, extent[1]], fill, work)

@@ -165,6 +165,30 @@ def test_max_pool_dtypes(dtype, rng):
     assert_exact(got, ref.astype(dtype))
 
 
+@pytest.mark.parametrize("act,bounds", [("relu", None), ("clamp", (0.0, 6.0)), ("clamp", (-1.0, 6.0))])
+@pytest.mark.parametrize("case", [dict(k=[3, 3], padding=[1, 0, 1, 0], strides=[2, 2]),
+                                  dict(k=[3, 3], padding=[1, 1, 1, 1], strides=[2, 2], roundingType="ceil"),
+                                  dict(k=[2, 2], padding=[0, 1, 0, 1], strides=[2, 2], roundingType="ceil")])
+def test_max_pool_of_nonnegative_input(act, bounds, case, rng):
+    """Max pooling after relu / clamp(0, 6) (lowered with zero padding where every window holds
+    an input element, else -inf) against ORT's activation + MaxPool; a third of the inputs are 0.
+    clamp(-1, 6) may be negative and keeps -inf: with 0 the all-negative border windows differ."""
+    x = rng.standard_normal((1, 3, 9, 9)).astype(np.float32) - 0.5
+    x[rng.random(x.shape) < 1 / 3] = 0.0
+    options = {"minValue": bounds[0], "maxValue": bounds[1]} if bounds else {}
+    pool = dict(windowDimensions=case["k"], padding=case["padding"], strides=case["strides"],
+                roundingType=case.get("roundingType", "floor"))
+    doc = graph({"x": x}, [op(act, ("input", "x"), outputs="a", **options),
+                           op("maxPool2d", ("input", "a"), **pool)], ["y"])
+    got = run_graph(doc, {"x": x})["y"]
+    inits = {"lo": np.float32(bounds[0]), "hi": np.float32(bounds[1])} if bounds else None
+    nodes = [helper.make_node("Clip" if bounds else "Relu", ["x", "lo", "hi"] if bounds else ["x"], ["a"]),
+             helper.make_node("MaxPool", ["a"], ["y"], kernel_shape=case["k"], pads=_onnx_pads(case["padding"]),
+                              strides=case["strides"], ceil_mode=int(pool["roundingType"] == "ceil"))]
+    ref = run_onnx(nodes, {"x": x}, [("y", np.float32, None)], initializers=inits)["y"]
+    assert_exact(got, ref)
+
+
 @pytest.mark.vulkan
 @pytest.mark.parametrize("js", ["maxPool2d", "averagePool2d"])
 def test_vulkan_pool(js, rng):
