@@ -10,6 +10,15 @@ import estuary
 _MODELS = {}
 
 
+def has_avx512():
+    """Whether this CPU has AVX-512 (cpu-tiles retiles only there)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            return " avx512f" in f.read()
+    except OSError:
+        return False
+
+
 def graph(inputs, operators, outputs, constants=None):
     """A WebNN JSON graph dict. inputs: {name: array-or-(shape, dtype)}; constants: {name: array}."""
     doc = {"inputs": {}, "operators": operators, "outputs": list(outputs)}

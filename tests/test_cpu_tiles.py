@@ -15,7 +15,7 @@ sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 
 import models  # noqa: E402
 import onnx_to_webnn  # noqa: E402
-from helpers import onnx_model_case  # noqa: E402
+from helpers import has_avx512, onnx_model_case  # noqa: E402
 
 IREE_7x7 = ([0, 1, 7, 64, 0, 0, 0], [1, 1, 7, 16, 0, 0, 0], [0, 0, 0, 0, 1, 1, 8])
 
@@ -142,14 +142,6 @@ def _conv_net(hw, c, f, k, stride):
     return net.model({"x": x}, ["y"], {"x": x})
 
 
-def _has_avx512():
-    try:
-        with open("/proc/cpuinfo") as f:
-            return " avx512f" in f.read()
-    except OSError:
-        return False
-
-
 @pytest.mark.parametrize("hw, c, f, k, stride, retuned", [
     (7, 64, 64, 3, 1, 1),
     (14, 32, 128, 3, 2, 1),   # 7x7 output from a stride-2 window
@@ -170,7 +162,7 @@ def test_convolution_matches_onnxruntime(tmp_path, hw, c, f, k, stride, retuned)
     # the direct convolutions (Winograd, which would take some of these, is tested on its own)
     on = estuary.compile(path, disable_passes=["cpu-winograd"])
     off = estuary.compile(path, disable_passes=["cpu-tiles", "cpu-winograd"])
-    assert on.stats["cpu_tiles"] == (retuned if _has_avx512() else 0)
+    assert on.stats["cpu_tiles"] == (retuned if has_avx512() else 0)
     assert "cpu_tiles" not in off.stats
     for art in (on, off):
         got = estuary.load(art).run(feeds)["y"]
@@ -205,7 +197,7 @@ def test_pointwise_convolution_matches_onnxruntime(tmp_path, hw, c, f, stride, p
     path = onnx_to_webnn.convert(model, str(tmp_path / "pw.json"))
     ref = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(["y"], feeds)[0]
     on = estuary.compile(path)
-    if _has_avx512() and stride == 1:
+    if has_avx512() and stride == 1:
         assert on.stats["cpu_tiles"] >= 1
     for art in (on, estuary.compile(path, disable_passes=["cpu-tiles"])):
         np.testing.assert_allclose(estuary.load(art).run(feeds)["y"], ref, rtol=1e-4, atol=1e-4)
@@ -245,7 +237,7 @@ def test_lstm_matches_onnxruntime(tmp_path, hidden, form):
     on = estuary.compile(path)
     off = estuary.compile(path, disable_passes=["cpu-tiles"])
     # the recurrent product (IREE shares one executable among identical steps) and the classifier
-    assert on.stats["cpu_tiles"] >= (2 if _has_avx512() else 0)
+    assert on.stats["cpu_tiles"] >= (2 if has_avx512() else 0)
     for art in (on, off):
         np.testing.assert_allclose(estuary.load(art).run(feeds)["y"], ref, rtol=1e-5, atol=1e-5)
 
@@ -273,6 +265,6 @@ def test_softmax_matches_onnxruntime(tmp_path, shape, retuned):
     path = onnx_to_webnn.convert(model, str(tmp_path / "softmax.json"))
     ref = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(["y"], feeds)[0]
     on = estuary.compile(path)
-    assert on.stats["cpu_tiles"] == (1 if retuned and _has_avx512() else 0)
+    assert on.stats["cpu_tiles"] == (1 if retuned and has_avx512() else 0)
     for art in (on, estuary.compile(path, disable_passes=["cpu-tiles"])):
         np.testing.assert_allclose(estuary.load(art).run(feeds)["y"], ref, rtol=1e-5, atol=1e-6)

@@ -8,7 +8,8 @@ F(4, 3) matrices of Lavin and Gray, "Fast Algorithms for Convolutional Neural Ne
 
 The transforms are separable, so each is two parallel `linalg.generic`s (rows, then columns)
 whose inputs are strided slices of the tile grid: with projected-permutation indexing maps IREE
-vectorizes them over the channels; with `ty*4+k` maps it scalarized them (5x slower). The
+vectorizes them over the channels (and `cpu-tiles` over all their transform rows at once:
+`cpu_tiles.transform_tiles`); with `ty*4+k` maps it scalarized them (5x slower). The
 slices also keep IREE from fusing the two passes (fused, the row pass was recomputed six times
 per output). `util.optimization_barrier` would do that too, but it splits the command buffer
 into one submission per barrier, which cost more than the transform saved on two threads.
