@@ -42,6 +42,18 @@ func.func @max_pool_after_clamp_empty_window(%x: tensor<1x4x4x1xf32>) -> tensor<
 
 // -----
 
+// A clamp from -0.0 may leave -0.0, whose maximum with a zero pad would turn +0.0: -inf stays.
+// CHECK-LABEL: func.func @max_pool_after_clamp_from_minus_zero
+// CHECK: arith.maximumf
+// CHECK: tosa.const values(dense<0xFF800000> : tensor<1xf32>)
+func.func @max_pool_after_clamp_from_minus_zero(%x: tensor<1x8x8x2xf32>) -> tensor<1x4x4x2xf32> {
+  %r = "nn.clamp"(%x) {min_value = -0.0 : f32} : (tensor<1x8x8x2xf32>) -> tensor<1x8x8x2xf32>
+  %0 = "nn.max_pool2d"(%r) {window_dimensions = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 0, 1, 0>, layout = "nhwc"} : (tensor<1x8x8x2xf32>) -> tensor<1x4x4x2xf32>
+  return %0 : tensor<1x4x4x2xf32>
+}
+
+// -----
+
 // Floor rounding that leaves trailing rows/cols unused crops them.
 // CHECK-LABEL: func.func @max_pool_crop
 // CHECK: tosa.slice {{.*}} -> tensor<1x5x6x1xf32>

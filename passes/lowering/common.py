@@ -216,11 +216,17 @@ def nonnegative(value):
     body = op.regions[0].blocks[0]
     r = list(body.operations)[-1].operands[0]
     if not isinstance(r.owner, ir.Block) and r.owner.name == "arith.minimumf":
+        if not any(_positive(_float_constant(v)) for v in r.owner.operands):
+            return False
         r = r.owner.operands[0]
     if isinstance(r.owner, ir.Block) or r.owner.name != "arith.maximumf":
         return False
-    bound = [_float_constant(v) for v in r.owner.operands]
-    return any(b is not None and b >= 0 for b in bound)
+    return any(_positive(_float_constant(v)) for v in r.owner.operands)
+
+
+def _positive(bound):
+    """A bound >= +0 (not -0, whose maximum with -0 stays -0, nor NaN)."""
+    return bound is not None and bound >= 0 and math.copysign(1.0, bound) > 0
 
 
 def enclosing_module(op):
