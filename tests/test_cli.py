@@ -76,6 +76,20 @@ def test_errors_are_messages_not_tracebacks(tmp_path, model):
     assert "Traceback" not in r.stderr
 
 
+def test_unwritable_outputs_are_messages(tmp_path, model):
+    missing = tmp_path / "no_such_dir"
+    r = cli("estuary", "compile", model, "-o", missing / "m.vmfb", "--quiet")
+    assert r.returncode == 1 and f"cannot write {missing / 'm.vmfb'}" in r.stderr, r.stderr
+    r = cli("estuary", "import", model, "-o", missing / "m.mlir")
+    assert r.returncode == 1 and "cannot write" in r.stderr, r.stderr
+    vmfb = tmp_path / "m.vmfb"
+    assert cli("estuary", "compile", model, "-o", vmfb, "--quiet").returncode == 0
+    np.save(tmp_path / "x.npy", np.zeros((2, 2), np.float32))
+    r = cli("estuary", "run", vmfb, "--input", f"x={tmp_path / 'x.npy'}", "--output-dir", vmfb)
+    assert r.returncode == 1 and "cannot write outputs" in r.stderr, r.stderr
+    assert not missing.exists() and "internal error" not in r.stderr
+
+
 def test_opt_runs_named_passes(tmp_path):
     src = tmp_path / "a.mlir"
     src.write_text('func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {\n'

@@ -21,8 +21,11 @@ def _write_text(text, output):
     if output in (None, "-"):
         sys.stdout.write(text)
     else:
-        with open(output, "w", encoding="utf-8") as f:
-            f.write(text)
+        try:
+            with open(output, "w", encoding="utf-8") as f:
+                f.write(text)
+        except OSError as e:
+            raise EstuaryError(f"cannot write {output}: {e.strerror or e}") from None
 
 
 def _compile(args):
@@ -101,9 +104,12 @@ def _run(args):
         print(f"{name}: {arr.dtype}{list(arr.shape)} {preview}{' ...' if flat.size > 8 else ''}")
     print(f"latency: {dt * 1e3:.3f} ms (first run, {model.driver})")
     if args.output_dir:
-        os.makedirs(args.output_dir, exist_ok=True)
-        for name, arr in outs.items():
-            np.save(os.path.join(args.output_dir, _safe_name(name) + ".npy"), arr)
+        try:
+            os.makedirs(args.output_dir, exist_ok=True)
+            for name, arr in outs.items():
+                np.save(os.path.join(args.output_dir, _safe_name(name) + ".npy"), arr)
+        except OSError as e:
+            raise EstuaryError(f"cannot write outputs to {args.output_dir}: {e.strerror or e}") from None
         print(f"wrote {len(outs)} output(s) to {args.output_dir}")
 
 

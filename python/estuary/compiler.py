@@ -57,8 +57,11 @@ class Artifact:
 
     def save(self, path):
         path = os.fspath(path)
-        with open(path, "wb") as f:
-            f.write(self.vmfb)
+        try:
+            with open(path, "wb") as f:
+                f.write(self.vmfb)
+        except OSError as e:
+            raise EstuaryError(f"cannot write {path}: {e.strerror or e}") from None
         return path
 
     @property
