@@ -59,6 +59,18 @@ def test_not_a_vmfb(tmp_path):
         estuary.load(p)
 
 
+def test_load_from_bytes(art):
+    """A .vmfb's bytes load as well as its path; junk bytes and other types are clear errors."""
+    model = estuary.load(art.vmfb)
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    np.testing.assert_array_equal(model.run({"x": x, "k": np.zeros(3, np.uint8)})["out"], -(x * x))
+    assert estuary.load(bytearray(art.vmfb)).inputs == model.inputs
+    with pytest.raises(EstuaryError, match="not a valid .vmfb"):
+        estuary.load(b"\0junk" * 100)
+    with pytest.raises(EstuaryError, match="takes an Artifact, a .vmfb path or its bytes, got int"):
+        estuary.load(3)
+
+
 def test_missing_file(tmp_path):
     with pytest.raises(EstuaryError, match="cannot read"):
         estuary.load(tmp_path / "absent.vmfb")

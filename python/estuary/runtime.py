@@ -334,12 +334,20 @@ def _download(device, bv, dtype):
 
 
 def load(artifact_or_path, device=None, threads=None):
-    """Load an Artifact or a .vmfb path for `device` (None/"cpu", "vulkan", "cuda", ...)."""
+    """Load an Artifact, a .vmfb path, or a .vmfb's bytes for `device` (None/"cpu", "vulkan",
+    "cuda", ...). Bytes count as a path only when they look like one (no NUL, short)."""
     from estuary.compiler import Artifact
 
     if isinstance(artifact_or_path, Artifact):
         return Model(artifact_or_path.vmfb, device, "<compiled artifact>", threads)
-    path = os.fspath(artifact_or_path)
+    if isinstance(artifact_or_path, (bytearray, memoryview)) or (
+            isinstance(artifact_or_path, bytes) and (b"\0" in artifact_or_path or len(artifact_or_path) > 4096)):
+        return Model(bytes(artifact_or_path), device, "<.vmfb bytes>", threads)
+    try:
+        path = os.fspath(artifact_or_path)
+    except TypeError:
+        raise EstuaryError(f"load() takes an Artifact, a .vmfb path or its bytes, got "
+                           f"{type(artifact_or_path).__name__}") from None
     try:
         with open(path, "rb") as f:
             data = f.read()
