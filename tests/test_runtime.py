@@ -59,6 +59,23 @@ def test_not_a_vmfb(tmp_path):
         estuary.load(p)
 
 
+def test_inputs_off_the_fast_path(art):
+    """Non-contiguous arrays and dict subclasses take the fully checked path and give the same
+    results as contiguous arrays in a plain dict."""
+    import collections
+
+    model = estuary.load(art)
+    x = np.arange(6, dtype=np.float32).reshape(3, 2).T  # a transposed view
+    k = np.array([3, 0, 200, 0, 255, 0], np.uint8)[::2]  # a strided view
+    want = model.run({"x": np.ascontiguousarray(x), "k": np.ascontiguousarray(k)})
+    np.testing.assert_array_equal(want["out"], -(x * x))
+    np.testing.assert_array_equal(want["flag"], np.array([0, 0, 0], np.uint8))
+    for feeds in ({"x": x, "k": k}, collections.OrderedDict(x=x, k=k)):
+        got = model.run(feeds)
+        np.testing.assert_array_equal(got["out"], want["out"])
+        np.testing.assert_array_equal(got["flag"], want["flag"])
+
+
 def test_load_from_bytes(art):
     """A .vmfb's bytes load as well as its path; junk bytes and other types are clear errors."""
     model = estuary.load(art.vmfb)
