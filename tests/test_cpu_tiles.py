@@ -38,7 +38,14 @@ def test_workgroup_counts_split_evenly():
     assert cpu_tiles.balanced_rows(31, 8) == 8         # nothing balances: unchanged
 
 
-def test_rule_widens_small_image_tiles():
+def test_rule_widens_small_image_tiles(monkeypatch):
+    """Width <= 7: 7-pixel x 64-channel register tiles in workgroups of all rows and one equal
+    block of channels per worker (64-channel blocks on one worker); channels that do not split
+    into such blocks: balanced groups of rows x 64 channels."""
+    assert cpu_tiles.conv_tiles([1, 7, 7, 512], *IREE_7x7) == (
+        [0, 7, 7, 256, 0, 0, 0], [1, 1, 7, 64, 0, 0, 0], [0, 0, 0, 0, 1, 1, 4])
+    assert cpu_tiles.conv_tiles([1, 7, 7, 64], *IREE_7x7)[0] == [0, 1, 7, 64, 0, 0, 0]  # 7 rows: nothing balances
+    monkeypatch.setattr(cpu_tiles, "WORKERS", 1)
     assert cpu_tiles.conv_tiles([1, 7, 7, 512], *IREE_7x7) == (
         [0, 7, 7, 64, 0, 0, 0], [1, 1, 7, 64, 0, 0, 0], [0, 0, 0, 0, 1, 1, 4])
 
@@ -144,6 +151,7 @@ def _conv_net(hw, c, f, k, stride):
 
 @pytest.mark.parametrize("hw, c, f, k, stride, retuned", [
     (7, 64, 64, 3, 1, 1),
+    (7, 32, 256, 3, 1, 1),    # one 128-channel block per worker, two register tiles each
     (14, 32, 128, 3, 2, 1),   # 7x7 output from a stride-2 window
     (14, 64, 128, 3, 1, 1),
     (10, 32, 64, 3, 1, 1),    # two workgroups of 5 rows x 32 channels per 64 channels
