@@ -138,8 +138,8 @@ class Model:
         self._vm_ctx = self._context.vm_context
         self._hal_types = [_hal_element_type(d) for _, _, d in self.inputs]
         self._result_types = [(n, s, _signless(d), dtypes.to_numpy(d)) for n, s, d in self.outputs]
-        # what `_check_inputs` accepts without conversion: (name, shape, numpy dtype, signless view)
-        self._exact = [(n, s, dtypes.to_numpy(d), _signless(d) if d in dtypes.UNSIGNED else None)
+        # per input, for `_check_inputs`: (name, shape, nn dtype, numpy dtype, signless view or None)
+        self._exact = [(n, s, d, dtypes.to_numpy(d), _signless(d) if d in dtypes.UNSIGNED else None)
                        for n, s, d in self.inputs]
         # compiled with output storage (compiler.output_storage): main(inputs..., outputs..., fences)
         self._storage = bool(self.signature.get("output_storage")) and self.driver in ("local-task", "local-sync")
@@ -152,7 +152,7 @@ class Model:
     def _check_inputs(self, feeds):
         if type(feeds) is dict and len(feeds) == len(self._exact):  # the common case, checked cheaply
             args = []
-            for name, shape, want, signless in self._exact:
+            for name, shape, _, want, signless in self._exact:
                 arr = feeds.get(name)
                 if (type(arr) is not np.ndarray or arr.dtype != want or arr.shape != shape
                         or not arr.flags.c_contiguous):
@@ -169,9 +169,8 @@ class Model:
             raise RuntimeInputError(f"{self.where}: inputs do not match the model: "
                                     f"missing {missing}, unexpected {unknown}; expected {names}")
         args = []
-        for name, shape, dtype in self.inputs:
+        for name, shape, dtype, want, signless in self._exact:
             arr = np.asarray(feeds[name])
-            want = dtypes.to_numpy(dtype)
             if arr.dtype != want:
                 raise RuntimeInputError(f"{self.where}: input {name!r} has dtype {arr.dtype}, "
                                         f"the model expects {want} ({dtype})")
@@ -179,9 +178,7 @@ class Model:
                 raise RuntimeInputError(f"{self.where}: input {name!r} has shape {list(arr.shape)}, "
                                         f"the model expects {list(shape)}")
             arr = np.ascontiguousarray(arr)
-            if dtype in dtypes.UNSIGNED:  # the compiled function takes signless integers
-                arr = arr.view(np.dtype(f"i{arr.dtype.itemsize}"))
-            args.append(arr)
+            args.append(arr if signless is None else arr.view(signless))  # the function takes signless integers
         return args
 
     def run(self, feeds):
