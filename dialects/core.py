@@ -21,6 +21,8 @@ from iree.compiler import ir
 from estuary import dtypes
 
 REQUIRED = object()
+INT64_MAX = (1 << 63) - 1
+MAX_ELEMENTS = 1 << 31  # the largest tensor an op may produce (8 GiB of float32)
 
 
 class VerifyError(ValueError):
@@ -74,6 +76,8 @@ class TensorSpec:
 class AttrKind:
     """How one attribute is stored in MLIR and read back into Python."""
 
+    what = "a value"  # for messages: what `normalize` accepts
+
     def __init__(self, default=REQUIRED, allowed=None, doc=""):
         self.default = default
         self.allowed = tuple(allowed) if allowed else None
@@ -87,11 +91,23 @@ class AttrKind:
             raise VerifyError(f"attribute '{name}' must be one of {list(self.allowed)}, got {value!r}")
 
 
+def _check_int64(name, values):
+    for v in values:
+        if not -INT64_MAX <= v <= INT64_MAX:
+            raise VerifyError(f"attribute '{name}' has {v}, outside the 64-bit integer range")
+
+
 class Ints(AttrKind):
     """List of integers (DenseI64ArrayAttr)."""
 
+    what = "a list of integers"
+
     def normalize(self, value):
         return None if value is None else [int(v) for v in value]
+
+    def validate(self, name, value):
+        _check_int64(name, value)
+        super().validate(name, value)
 
     def to_mlir(self, value):
         return ir.DenseI64ArrayAttr.get(value)
@@ -102,6 +118,8 @@ class Ints(AttrKind):
 
 class Floats(AttrKind):
     """List of floats (DenseF64ArrayAttr)."""
+
+    what = "a list of numbers"
 
     def normalize(self, value):
         return None if value is None else [float(v) for v in value]
@@ -116,8 +134,14 @@ class Floats(AttrKind):
 class Int(AttrKind):
     """Integer scalar (i64 IntegerAttr)."""
 
+    what = "an integer"
+
     def normalize(self, value):
         return None if value is None else int(value)
+
+    def validate(self, name, value):
+        _check_int64(name, [value])
+        super().validate(name, value)
 
     def to_mlir(self, value):
         return ir.IntegerAttr.get(ir.IntegerType.get_signless(64), value)
@@ -128,6 +152,8 @@ class Int(AttrKind):
 
 class Float(AttrKind):
     """Float scalar (f64 FloatAttr, so int64-range and float values survive)."""
+
+    what = "a number"
 
     def normalize(self, value):
         return None if value is None else float(value)
@@ -153,6 +179,8 @@ class Bool(AttrKind):
 class Str(AttrKind):
     """Enumeration stored as a StringAttr; `allowed` lists the values."""
 
+    what = "a string"
+
     def normalize(self, value):
         return None if value is None else str(value)
 
@@ -165,6 +193,8 @@ class Str(AttrKind):
 
 class Strs(AttrKind):
     """List of enumeration strings (ArrayAttr of StringAttr)."""
+
+    what = "a list of strings"
 
     def normalize(self, value):
         return None if value is None else [str(v) for v in value]
@@ -240,7 +270,10 @@ class OpDef:
             value = given.get(name, kind.default)
             if value is REQUIRED:
                 raise VerifyError(f"missing required attribute '{name}'")
-            value = kind.normalize(value)
+            try:
+                value = kind.normalize(value)
+            except (TypeError, ValueError, OverflowError):
+                raise VerifyError(f"attribute '{name}' must be {kind.what}, got {value!r}") from None
             if value is not None:
                 kind.validate(name, value)
             out[name] = value

@@ -125,6 +125,10 @@ class Graph:
 
     def input(self, name, spec):
         """Add a runtime input; returns its Value."""
+        try:
+            check_size(spec, "the declared shape is")
+        except core.VerifyError as e:
+            raise VerificationError(f"{self.source}: input {name!r}: {e}") from None
         with self.context, self._loc(name):
             arg = self.block.add_argument(spec.mlir_type(), self._loc(name))
         self.inputs.append((name, spec))
@@ -192,7 +196,14 @@ def infer(opdef, specs, attrs):
     for r in results:
         core.check(isinstance(r, TensorSpec), f"type rule of nn.{opdef.name} returned {r!r}")
         core.check(all(d >= 0 for d in r.shape), f"inferred a negative dimension {list(r.shape)}")
+        check_size(r, "the result would be")
     return results
+
+
+def check_size(spec, what):
+    """VerifyError unless `spec` is a tensor Estuary can build (at most core.MAX_ELEMENTS elements)."""
+    core.check(spec.size <= core.MAX_ELEMENTS and all(d <= core.MAX_ELEMENTS for d in spec.shape),
+               f"{what} {spec}: {spec.size} elements, more than the {core.MAX_ELEMENTS} supported")
 
 
 def _operand_specs(opdef, operands):
@@ -205,6 +216,7 @@ def _operand_specs(opdef, operands):
     for d, v in zip(decl, operands):
         if d.endswith("*"):
             vs = list(v or [])
+            core.check(all(isinstance(x, ir.Value) for x in vs), f"operands '{d}' must be tensors")
             specs.append([spec_of(x) for x in vs])
             flat += vs
             segments.append(len(vs))
@@ -213,6 +225,7 @@ def _operand_specs(opdef, operands):
             specs.append(None)
             segments.append(0)
         else:
+            core.check(isinstance(v, ir.Value), f"operand '{d}' must be a tensor, got {type(v).__name__}")
             specs.append(spec_of(v))
             flat.append(v)
             segments.append(1)

@@ -3,6 +3,7 @@
 `import_model(source, format=None)` detects the format from the path or object type.
 """
 import importlib
+import numbers
 import os
 import pkgutil
 
@@ -52,6 +53,7 @@ def import_model(source, format=None, shapes=None):
     from estuary.dialects.graph import NNModule
 
     format = format or detect_format(source)
+    shapes = _checked_shapes(source, shapes)
     if format == "nn":
         if isinstance(source, NNModule):
             return source
@@ -70,6 +72,20 @@ def import_model(source, format=None, shapes=None):
         from estuary.importers.nnef import load_model
         return load_model(source, shapes=shapes)
     raise EstuaryError(f"unknown format {format!r}; choose one of {', '.join(FORMATS)}")
+
+
+def _checked_shapes(source, shapes):
+    """`shapes` as {input name: [positive ints]}, or a clear error naming the model."""
+    if shapes is None:
+        return None
+    where = source if isinstance(source, (str, os.PathLike)) else type(source).__name__
+    if not isinstance(shapes, dict):
+        raise EstuaryError(f"{where}: shapes must be a dict {{input name: [dims]}}, got {type(shapes).__name__}")
+    for name, dims in shapes.items():
+        if not isinstance(name, str) or not isinstance(dims, (list, tuple)) or not all(
+                isinstance(d, numbers.Integral) and not isinstance(d, bool) and d >= 1 for d in dims):
+            raise EstuaryError(f"{where}: shapes[{name!r}] must be a list of positive integers, got {dims!r}")
+    return {name: [int(d) for d in dims] for name, dims in shapes.items()}
 
 
 def import_modules(package, prefix):

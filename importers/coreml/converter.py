@@ -9,7 +9,7 @@ import numpy as np
 from estuary import dtypes
 from estuary.dialects.core import TensorSpec
 from estuary.dialects.graph import Graph, spec_of
-from estuary.errors import ModelImportError, UnsupportedOpError, VerificationError, where
+from estuary.errors import MALFORMED, ModelImportError, UnsupportedOpError, VerificationError, malformed, where
 from estuary.importers.coreml import model_kinds, weights
 from estuary.importers.coreml.registry import LAYERS
 
@@ -148,7 +148,10 @@ class Converter:
                 kind = layer_kind(layer)
                 if kind not in LAYERS:
                     raise UnsupportedOpError(self.path, unsupported_layers([layer]))
-                result = LAYERS[kind](self, layer)
+                try:
+                    result = LAYERS[kind](self, layer)
+                except MALFORMED as e:
+                    raise malformed(f"{self.path}: layer {layer.name!r} ({kind})", e) from e
                 results = list(result) if isinstance(result, (list, tuple)) else [result]
                 self.check(len(results) == len(layer.output),
                            f"the converter produced {len(results)} value(s) for {len(layer.output)} output(s)")

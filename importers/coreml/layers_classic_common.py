@@ -43,13 +43,12 @@ def per_channel(c, values, x):
     return c.const(v.reshape([1] * max(rank - 3, 0) + [v.size, 1, 1]))
 
 
-def border(amounts):
+def border(c, amounts):
     """[top, bottom, left, right] of a BorderAmounts message ([H, W] edges)."""
     edges = list(amounts.borderAmounts)
     if not edges:
         return [0, 0, 0, 0]
-    if len(edges) != 2:
-        raise ValueError(f"BorderAmounts has {len(edges)} entries, 2 (height, width) expected")
+    c.check(len(edges) == 2, f"BorderAmounts has {len(edges)} entries, 2 (height, width) expected")
     return [int(edges[0].startEdgeSize), int(edges[0].endEdgeSize), int(edges[1].startEdgeSize),
             int(edges[1].endEdgeSize)]
 

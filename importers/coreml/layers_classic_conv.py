@@ -20,6 +20,7 @@ def convolution(c, layer):
     s = _pairs(p.stride, (1, 1))
     d = _pairs(p.dilationFactor, (1, 1))
     c.check(len(k) == 2 and len(s) == 2 and len(d) == 2, "kernelSize, stride and dilationFactor need 2 values")
+    c.check(min(k + s + d) >= 1, f"kernelSize {k}, stride {s} and dilationFactor {d} must be at least 1")
     keff = [(k[i] - 1) * d[i] + 1 for i in range(2)]
     cout, kc = int(p.outputChannels), int(p.kernelChannels)
     if p.isDeconvolution:
@@ -41,7 +42,7 @@ def convolution(c, layer):
     if kind == "same":
         tl = p.same.asymmetryMode == 1
     else:
-        pads = border(p.valid.paddingAmounts) if kind == "valid" else [0, 0, 0, 0]
+        pads = border(c, p.valid.paddingAmounts) if kind == "valid" else [0, 0, 0, 0]
     if not p.isDeconvolution:
         if kind == "same":
             pads = list(same_pads(h, keff[0], s[0], tl) + same_pads(w, keff[1], s[1], tl))
@@ -88,6 +89,8 @@ def pooling(c, layer):
         return restore(c, c.op(red, [x], axes=[2, 3], keep_dimensions=True), lead)
     k = _pairs(p.kernelSize, (3, 3))
     s = _pairs(p.stride, (1, 1))
+    c.check(len(k) == 2 and len(s) == 2 and min(k + s) >= 1,
+            f"kernelSize {k} and stride {s} need 2 values, each at least 1")
     pk = p.WhichOneof("PoolingPaddingType")
     size = [h, w]
     if pk == "same":
@@ -104,7 +107,7 @@ def pooling(c, layer):
             out.append(o)
         pads = [pa[0], pa[0], pa[1], pa[1]]
     else:
-        pads = border(p.valid.paddingAmounts) if pk == "valid" else [0, 0, 0, 0]
+        pads = border(c, p.valid.paddingAmounts) if pk == "valid" else [0, 0, 0, 0]
         out = [(size[i] + pads[2 * i] + pads[2 * i + 1] - k[i]) // s[i] + 1 for i in range(2)]
     c.check(all(o > 0 for o in out), f"the pooling window {k} does not fit the input {size} with padding {pads}")
     # extend the end padding so that every window lies inside the padded input (includeLastPixel)
@@ -137,7 +140,7 @@ def padding(c, layer):
     x = c.input(layer)
     rank = c.spec(x).rank
     c.check(rank >= 2, "expects an input of rank >= 2")
-    t, b, l_, r = border(p.paddingAmounts)
+    t, b, l_, r = border(c, p.paddingAmounts)
     begin = [0] * (rank - 2) + [t, l_]
     end = [0] * (rank - 2) + [b, r]
     kind = p.WhichOneof("PaddingType")
@@ -162,7 +165,7 @@ def crop(c, layer):
         sizes = shape[:-2] + like[-2:]
         starts = [0] * (rank - 2) + off
     else:
-        t, b, l_, r = border(p.cropAmounts)
+        t, b, l_, r = border(c, p.cropAmounts)
         sizes = shape[:-2] + [shape[-2] - t - b, shape[-1] - l_ - r]
         starts = [0] * (rank - 2) + [t, l_]
     c.check(all(v > 0 for v in sizes) and all(st + sz <= d for st, sz, d in zip(starts, sizes, shape)),

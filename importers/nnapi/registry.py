@@ -3,7 +3,7 @@ import numpy as np
 
 from estuary.dialects.core import TensorSpec
 from estuary.dialects.graph import Graph
-from estuary.errors import VerificationError, where
+from estuary.errors import MALFORMED, VerificationError, malformed, where
 
 OPS = {}
 
@@ -162,7 +162,10 @@ class Converter:
                 for i in ins:
                     self.check(self.operand(i).code.name != "TENSOR_QUANT8_ASYMM",
                                f"operand {i}: TENSOR_QUANT8_ASYMM is not supported by {code.name} (float32 only)")
-            OPS[code](self, ins, outs)
+            try:
+                OPS[code](self, ins, outs)
+            except MALFORMED as e:
+                raise malformed(f"{self.path}: operation {self.label}", e) from e
             for o in outs:
                 self.check(o in self.values, f"converter did not produce output operand {o}")
         outputs = [(f"output{n}", self.values[i]) for n, i in enumerate(self.model.outputs)]

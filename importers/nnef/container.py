@@ -6,6 +6,7 @@ backslashes, NUL bytes, links and special files are refused with a clear error.
 """
 import os
 import tarfile
+import zlib
 
 from estuary.errors import ModelImportError
 from estuary.importers.nnef.tensor_file import HEADER, data_size, decode_blob, parse_header
@@ -51,7 +52,7 @@ class ModelFiles:
         try:
             self._tar = tarfile.open(self.path, "r:*")
             members = self._tar.getmembers()
-        except (tarfile.TarError, OSError, EOFError) as e:
+        except (tarfile.TarError, OSError, EOFError, zlib.error) as e:
             _bad(self.path, f"not a readable tar archive ({e})")
         self._members = {}
         for m in members:
@@ -76,8 +77,11 @@ class ModelFiles:
             m = self._members.get(name)
             if m is None:
                 return None
-            f = self._tar.extractfile(m)
-            return f.read() if limit is None else f.read(limit)
+            try:
+                f = self._tar.extractfile(m)
+                return f.read() if limit is None else f.read(limit)
+            except (tarfile.TarError, OSError, EOFError, zlib.error) as e:
+                _bad(self.path, f"cannot read archive member {name!r} ({e})")
         full = os.path.join(self.root, *name.split("/"))
         real_root = os.path.realpath(self.root)
         if not os.path.realpath(full).startswith(real_root + os.sep):
@@ -104,7 +108,12 @@ class ModelFiles:
 
     def quant_text(self):
         data = self._read("graph.quant")
-        return None if data is None else data.decode("utf-8", errors="replace")
+        if data is None:
+            return None
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as e:
+            _bad(self._where("graph.quant"), f"graph.quant is not UTF-8 text ({e})")
 
     def read_variable(self, label, expected_shape):
         """The decoded tensor of variable `label` (file '<label>.dat'), checked against its shape."""

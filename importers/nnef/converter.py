@@ -11,7 +11,7 @@ import numpy as np
 
 from estuary.dialects.core import TensorSpec
 from estuary.dialects.graph import Graph, spec_of
-from estuary.errors import VerificationError, where
+from estuary.errors import MALFORMED, VerificationError, where
 from estuary.importers.nnef import quant
 from estuary.importers.nnef.registry import OPS
 
@@ -160,7 +160,7 @@ class Converter:
             self.label = str(_flatten(results)[0]) if _flatten(results) else inv.name
             try:
                 produced = OPS[inv.name](self, inv)
-            except (TypeError, ValueError, KeyError, IndexError, AttributeError) as e:
+            except MALFORMED as e:
                 self.fail(f"cannot convert this invocation ({type(e).__name__}: {e})")
             produced = _as_results(results, produced)
             self.check(len(produced) == len(results),

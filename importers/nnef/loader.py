@@ -26,9 +26,91 @@ def parse_error(files, err):
     return ModelImportError(f"{files.graph_path}: {text}")
 
 
+_COMMENT = re.compile(r"#[^\n]*")
+_LITERAL = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"")
+_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\S")
+
+
+def _position(text, at):
+    return text.count("\n", 0, at) + 1, at - (text.rfind("\n", 0, at) + 1) + 1
+
+
+def clean_text(where, text):
+    """The document with non-ASCII characters in comments blanked; a ModelImportError for a NUL
+    or a non-ASCII character elsewhere (NNEF's text is ASCII, and the Khronos parser fails on
+    them with Python exceptions of its own)."""
+    text = _COMMENT.sub(lambda m: "".join(ch if ch < "\x80" else " " for ch in m.group()), text)
+    bad = re.search(r"[^\x01-\x7f]", text)
+    if bad:
+        line, col = _position(text, bad.start())
+        what = "a NUL byte" if bad.group() == "\0" else f"the non-ASCII character {bad.group()!r}"
+        raise ModelImportError(f"{where}:{line}:{col}: {what} (NNEF text is ASCII)")
+    return text
+
+
+def _lvalue(tokens, i):
+    """Index after the lvalue starting at tokens[i] (a name, or an array or tuple of lvalues), or None."""
+    if i >= len(tokens):
+        return None
+    if re.match(r"[A-Za-z_]", tokens[i]):
+        return i + 1
+    close = {"[": "]", "(": ")"}.get(tokens[i])
+    if close is None:
+        return None
+    i += 1
+    if close == "]" and i < len(tokens) and tokens[i] == "]":
+        return i + 1
+    while True:
+        i = _lvalue(tokens, i)
+        if i is None or i >= len(tokens):
+            return None
+        if tokens[i] == close:
+            return i + 1
+        if tokens[i] != ",":
+            return None
+        i += 1
+
+
+def _lvalues(tokens):
+    """Whether tokens are one lvalue or a bare comma-separated tuple of them (`a, b = moments(x)`)."""
+    i = 0
+    while True:
+        i = _lvalue(tokens, i)
+        if i is None:
+            return False
+        if i == len(tokens):
+            return True
+        if tokens[i] != ",":
+            return False
+        i += 1
+
+
+def check_statements(files, text):
+    """Every statement in a graph or fragment body must be `lvalue = ...;` with a name, array or
+    tuple of names on the left. The Khronos parser (nnef 1.0.x) crashes the process on some
+    other forms (`-y = relu(x);`, a bare `relu(x);`) instead of reporting them."""
+    code = _LITERAL.sub(lambda m: " " * len(m.group()), _COMMENT.sub(lambda m: " " * len(m.group()), text))
+    for body in re.finditer(r"\{([^{}]*)\}", code):
+        offset = body.start(1)
+        for stmt in re.finditer(r"[^;]+", body.group(1)):
+            if not stmt.group().strip():
+                continue
+            at = offset + stmt.start() + len(stmt.group()) - len(stmt.group().lstrip())
+            lhs = stmt.group().split("=", 1)[0]
+            tokens = _TOKEN.findall(lhs)
+            if "=" not in stmt.group() or not _lvalues(tokens):
+                line, col = _position(code, at)
+                raise ModelImportError(f"{files.graph_path}:{line}:{col}: expected an assignment 'name = "
+                                       f"operation(...);' (a name, or an array or tuple of names, on the left)")
+
+
 def parse(files, text, quant_text):
     import nnef
 
+    text = clean_text(files.graph_path, text)
+    check_statements(files, text)
+    if quant_text is not None:
+        quant_text = clean_text(files._where("graph.quant"), quant_text)
     lowered = set()
     while True:
         try:

@@ -17,7 +17,7 @@ import estuary.dialects  # noqa: F401
 from estuary import dtypes
 from estuary.dialects.core import TensorSpec
 from estuary.dialects.graph import Graph
-from estuary.errors import EstuaryError, ModelImportError, VerificationError, where
+from estuary.errors import MALFORMED, EstuaryError, ModelImportError, VerificationError, malformed, where
 from estuary.importers.webnn import ops  # noqa: F401  (registers the mappings)
 from estuary.importers.webnn.registry import OPS, OpContext, options_of
 
@@ -50,7 +50,7 @@ def _descriptor(path, name, entry):
         raise ModelImportError(f"{path}: operand {name!r} has no 'descriptor'")
     dtype = desc.get("dataType", desc.get("type"))
     shape = desc.get("shape", desc.get("dimensions"))
-    if dtype not in dtypes.NUMPY:
+    if not isinstance(dtype, str) or dtype not in dtypes.NUMPY:
         raise ModelImportError(f"{path}: operand {name!r} has unsupported dataType {dtype!r}; "
                                f"expected one of {list(dtypes.NUMPY)}")
     if not isinstance(shape, list) or not all(isinstance(d, int) and not isinstance(d, bool) and d > 0
@@ -90,7 +90,7 @@ class GraphLoader:
             return self._side_file(name, data, spec)
         try:
             array = np.asarray(data, dtype=np.float64 if spec.dtype in dtypes.FLOATS else None)
-        except (ValueError, TypeError) as e:
+        except (ValueError, TypeError, OverflowError) as e:
             self.fail(f"constant {name!r} has malformed data ({e})")
         if array.dtype.kind not in "biuf":
             self.fail(f"constant {name!r} data must be numbers")
@@ -106,7 +106,7 @@ class GraphLoader:
 
     def _side_file(self, name, ref, spec):
         rel = ref.get("file")
-        if not isinstance(rel, str) or not rel:
+        if not isinstance(rel, str) or not rel or "\0" in rel:
             self.fail(f"constant {name!r}: 'data.file' must be a relative file name")
         if os.path.isabs(rel) or ".." in rel.replace("\\", "/").split("/"):
             self.fail(f"constant {name!r}: data file {rel!r} must stay inside the model folder")
@@ -155,27 +155,31 @@ class GraphLoader:
         for i, op in enumerate(operators):
             if not isinstance(op, dict) or not isinstance(op.get("name"), str):
                 self.fail(f"operator #{i} must be an object with a 'name'")
-            for out in _output_names(op):
+            if not isinstance(op.get("arguments", []), (list, dict)):
+                self.fail(f"operator #{i} ({op['name']}): 'arguments' must be a list of single-key objects")
+            for out in _output_names(op, self.path):
                 if out in producer or out in self.values:
                     self.fail(f"operand name {out!r} is defined twice (operator #{i}, {op['name']})")
                 producer[out] = i
         order, state = [], {}
-
-        def visit(i, stack):
-            if state.get(i) == "done":
-                return
-            if state.get(i) == "active":
-                cycle = " -> ".join(f"#{j} {operators[j]['name']}" for j in stack + [i])
-                self.fail(f"the operators form a cycle: {cycle}")
-            state[i] = "active"
-            for ref in _referenced_names(operators[i]):
-                if ref in producer:
-                    visit(producer[ref], stack + [i])
-            state[i] = "done"
-            order.append(i)
-
-        for i in range(len(operators)):
-            visit(i, [])
+        for root in range(len(operators)):  # depth first, with an explicit stack (graphs can be deep)
+            if state.get(root) == "done":
+                continue
+            stack = [(root, iter(_referenced_names(operators[root])))]
+            state[root] = "active"
+            while stack:
+                i, refs = stack[-1]
+                j = next((producer[r] for r in refs if r in producer), None)
+                if j is None:
+                    state[i] = "done"
+                    order.append(i)
+                    stack.pop()
+                elif state.get(j) == "active":
+                    cycle = " -> ".join(f"#{k} {operators[k]['name']}" for k, _ in stack) + f" -> #{j} {operators[j]['name']}"
+                    self.fail(f"the operators form a cycle: {cycle}")
+                elif state.get(j) != "done":
+                    state[j] = "active"
+                    stack.append((j, iter(_referenced_names(operators[j]))))
         return [(i, operators[i]) for i in order]
 
     def _resolve(self, label, op_name, ref):
@@ -187,13 +191,20 @@ class GraphLoader:
 
     def _call(self, index, op):
         name = op["name"]
-        outputs = _output_names(op)
+        outputs = _output_names(op, self.path)
         label = (op.get("arguments") and _label_of(op)) or (outputs[0] if len(outputs) == 1 else name)
         spec = OPS.get(name)
         if spec is None:
             raise EstuaryError(f"{where(self.path, label, name)}: unsupported WebNN operation "
                                f"(operator #{index})")
         c = OpContext(self.graph, name, label)
+        try:
+            self._apply(c, spec, op, outputs)
+        except MALFORMED as e:
+            raise malformed(where(self.path, label, name), e) from e
+
+    def _apply(self, c, spec, op, outputs):
+        name, label = spec.name, c.label
         args = op.get("arguments", [])
         if isinstance(args, dict):
             args = [{k: v} for k, v in args.items()]
@@ -237,9 +248,14 @@ class GraphLoader:
             self._call(index, op)
         names = self.doc.get("outputs")
         if names is None:
-            names = list((self.doc.get("expectedOutputs") or {}).keys())
+            expected = self.doc.get("expectedOutputs") or {}
+            if not isinstance(expected, dict):
+                self.fail("'expectedOutputs' must be an object output name -> expected values")
+            names = list(expected)
         if isinstance(names, str):
             names = [names]
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            self.fail("'outputs' must be a name or a list of names")
         if not names:
             self.fail("the graph names no outputs ('outputs' or 'expectedOutputs')")
         outs = []
@@ -253,17 +269,18 @@ class GraphLoader:
         return self.graph.finish(outs)
 
 
-def _output_names(op):
+def _output_names(op, path):
     outs = op.get("outputs")
     if isinstance(outs, str):
         return [outs]
     if isinstance(outs, list) and outs and all(isinstance(o, str) for o in outs):
         return outs
-    raise ModelImportError(f"operator {op.get('name')!r}: 'outputs' must be a name or a list of names")
+    raise ModelImportError(f"{path}: operator {op.get('name')!r}: 'outputs' must be a name or a list of names")
 
 
 def _label_of(op):
-    for a in op.get("arguments", []):
+    args = op.get("arguments", [])
+    for a in args if isinstance(args, list) else [args]:
         if isinstance(a, dict) and isinstance(a.get("options"), dict) and a["options"].get("label"):
             return a["options"]["label"]
     return None

@@ -55,3 +55,17 @@ def where(source=None, name=None, op_type=None):
             desc += f" ({op_type})"
         parts.append(desc)
     return ": ".join(parts)
+
+
+# What a converter raises on parameters it did not foresee (a missing input, a wrong rank, a
+# zero stride, a value of the wrong JSON type, a huge size): importers turn these into
+# `malformed(...)` errors naming the file, the layer and its type. Estuary's own errors pass through.
+MALFORMED = (ArithmeticError, LookupError, TypeError, ValueError, AttributeError, MemoryError, RecursionError)
+
+
+def malformed(prefix, err):
+    """ModelImportError for an unforeseen failure while converting one layer or operation."""
+    detail = str(err) or "no detail"
+    if isinstance(err, MemoryError):
+        detail = f"its sizes need more memory than there is ({detail})"
+    return ImportError_(f"{prefix}: malformed or unsupported parameters: {detail} ({type(err).__name__})")
