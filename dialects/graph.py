@@ -202,6 +202,7 @@ def infer(opdef, specs, attrs):
 
 def check_size(spec, what):
     """VerifyError unless `spec` is a tensor Estuary can build (at most core.MAX_ELEMENTS elements)."""
+    core.check(all(d >= 0 for d in spec.shape), f"{what} {spec}: a negative dimension")
     core.check(spec.size <= core.MAX_ELEMENTS and all(d <= core.MAX_ELEMENTS for d in spec.shape),
                f"{what} {spec}: {spec.size} elements, more than the {core.MAX_ELEMENTS} supported")
 

@@ -111,7 +111,8 @@ def _nnef(tmp_path, body, quant=None, name="m.nnef"):
 
 
 @pytest.mark.parametrize("body", ["-y = relu(x);", "t = relu(x); relu(t); y = relu(t);",
-                                  "y = relu(x); r(elu1 = relu(y);", "t = relu(x); -(y) = relu(t);"])
+                                  "y = relu(x); r(elu1 = relu(y);", "t = relu(x); -(y) = relu(t);",
+                                  "relu(x); {", "y = variable(shape = [1, 2], label = 'a#'); relu(x);"])
 def test_nnef_statements_the_khronos_parser_crashes_on(tmp_path, body):
     """The Khronos parser segfaults on these, so the check runs in a child process too."""
     folder = _nnef(tmp_path, body)
@@ -195,6 +196,14 @@ def test_coreml_zero_stride_and_bad_border(tmp_path):
     _rejected(_coreml(tmp_path, one_edge, "b.mlmodel"), "'pool'", "BorderAmounts has 3")
 
 
+def test_coreml_negative_input_dimension(tmp_path):
+    def negative(b):
+        b.add_activation("relu", "RELU", "x", "y")
+        b.spec.description.input[0].type.multiArrayType.shape[1] = -1
+
+    _rejected(_coreml(tmp_path, negative), "input 'x'", "negative dimension")
+
+
 def test_coreml_layer_without_its_inputs(tmp_path):
     def no_inputs(b):
         b.add_elementwise("sum", ["x", "x"], "y", mode="ADD")
@@ -230,6 +239,15 @@ def test_nnapi_dimension_beyond_the_tensor_limit(tmp_path):
     doc["operands"][0]["dimensions"] = [1, 4, 4, 2 ** 64]
     path.write_text(json.dumps(doc))
     _rejected(path, "more than")
+
+
+def test_nnapi_zero_point_out_of_range(tmp_path):
+    path = tmp_path / "m.nnapi.json"
+    path.write_text(_nnapi_space_to_depth([1, 4, 4, 1]).to_json())
+    doc = json.loads(path.read_text())
+    doc["operands"][1] = {"type": "TENSOR_INT32", "dimensions": [1], "zeroPoint": float("inf"), "value": [2]}
+    path.write_text(json.dumps(doc))
+    _rejected(path, "malformed NNAPI model JSON")
 
 
 def test_compile_reports_the_same_errors(tmp_path):

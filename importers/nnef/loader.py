@@ -26,8 +26,7 @@ def parse_error(files, err):
     return ModelImportError(f"{files.graph_path}: {text}")
 
 
-_COMMENT = re.compile(r"#[^\n]*")
-_LITERAL = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"")
+_LITERAL_OR_COMMENT = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"|#[^\n]*")  # whichever starts first
 _TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\S")
 
 
@@ -39,7 +38,8 @@ def clean_text(where, text):
     """The document with non-ASCII characters in comments blanked; a ModelImportError for a NUL
     or a non-ASCII character elsewhere (NNEF's text is ASCII, and the Khronos parser fails on
     them with Python exceptions of its own)."""
-    text = _COMMENT.sub(lambda m: "".join(ch if ch < "\x80" else " " for ch in m.group()), text)
+    text = _LITERAL_OR_COMMENT.sub(
+        lambda m: "".join(ch if ch < "\x80" or m.group()[0] != "#" else " " for ch in m.group()), text)
     bad = re.search(r"[^\x01-\x7f]", text)
     if bad:
         line, col = _position(text, bad.start())
@@ -89,19 +89,17 @@ def check_statements(files, text):
     """Every statement in a graph or fragment body must be `lvalue = ...;` with a name, array or
     tuple of names on the left. The Khronos parser (nnef 1.0.x) crashes the process on some
     other forms (`-y = relu(x);`, a bare `relu(x);`) instead of reporting them."""
-    code = _LITERAL.sub(lambda m: " " * len(m.group()), _COMMENT.sub(lambda m: " " * len(m.group()), text))
-    for body in re.finditer(r"\{([^{}]*)\}", code):
-        offset = body.start(1)
-        for stmt in re.finditer(r"[^;]+", body.group(1)):
-            if not stmt.group().strip():
-                continue
-            at = offset + stmt.start() + len(stmt.group()) - len(stmt.group().lstrip())
-            lhs = stmt.group().split("=", 1)[0]
-            tokens = _TOKEN.findall(lhs)
-            if "=" not in stmt.group() or not _lvalues(tokens):
-                line, col = _position(code, at)
+    code = _LITERAL_OR_COMMENT.sub(lambda m: " " * len(m.group()), text)
+    depth = 0
+    for stmt in re.finditer(r"([^;{}]*)([;{}]|$)", code):  # text up to each ; { or }, inside any braces
+        body, end = stmt.group(1), stmt.group(2)
+        if depth != 0 and body.strip():
+            tokens = _TOKEN.findall(body.split("=", 1)[0])
+            if "=" not in body or not _lvalues(tokens):
+                line, col = _position(code, stmt.start() + len(body) - len(body.lstrip()))
                 raise ModelImportError(f"{files.graph_path}:{line}:{col}: expected an assignment 'name = "
                                        f"operation(...);' (a name, or an array or tuple of names, on the left)")
+        depth += {"{": 1, "}": -1}.get(end, 0)
 
 
 def parse(files, text, quant_text):

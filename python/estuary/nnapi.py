@@ -342,7 +342,7 @@ class Model:
             for op in doc["operations"]:
                 m.add_operation(OperationCode[op["type"]], op["inputs"], op["outputs"])
             m.identify_inputs_and_outputs(doc["inputs"], doc["outputs"])
-        except (KeyError, TypeError, ValueError) as e:
+        except (KeyError, TypeError, ValueError, OverflowError) as e:
             if isinstance(e, NNAPIError):
                 raise
             raise _bad_data(f"malformed NNAPI model JSON ({type(e).__name__}: {e})") from None
