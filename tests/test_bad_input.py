@@ -144,6 +144,31 @@ def test_nnef_corrupt_compressed_archive(tmp_path):
     _rejected(archive)
 
 
+@pytest.mark.parametrize("compressed", [False, True])
+def test_nnef_archive_damaged_after_its_first_member(tmp_path, compressed):
+    """tarfile ends the member list quietly at a bad header, which would drop graph.quant."""
+    import gzip
+    import io
+
+    graph = GRAPH.format(body="y = relu(x);").encode()
+    quant = b'"y": linear_quantize(min = 0.0, max = 1.0, bits = 8);\n'
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as t:
+        for name, data in (("graph.nnef", graph), ("graph.quant", quant)):
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            t.addfile(info, io.BytesIO(data))
+    raw = bytearray(buf.getvalue())
+    second = 512 + -(-len(graph) // 512) * 512
+    raw[second:second + 100] = b"\x07" * 100
+    path = tmp_path / ("m.tgz" if compressed else "m.tar")
+    path.write_bytes(gzip.compress(bytes(raw)) if compressed else bytes(raw))
+    _rejected(path, "damaged tar archive")
+    cut = tmp_path / "cut.tar"
+    cut.write_bytes(buf.getvalue()[:512 + 40])
+    _rejected(cut)
+
+
 def test_shapes_argument_is_checked(tmp_path):
     folder = _nnef(tmp_path, "y = relu(x);")
     _rejected(folder, "shapes must be a dict", shapes="x")

@@ -52,8 +52,15 @@ class ModelFiles:
         try:
             self._tar = tarfile.open(self.path, "r:*")
             members = self._tar.getmembers()
+            # tarfile ends the member list quietly at the first unreadable header; only zeros
+            # (the end-of-archive blocks) or nothing may follow the last member
+            self._tar.fileobj.seek(self._tar.offset)
+            rest = self._tar.fileobj.read(tarfile.BLOCKSIZE)
         except (tarfile.TarError, OSError, EOFError, zlib.error) as e:
             _bad(self.path, f"not a readable tar archive ({e})")
+        if rest.strip(b"\0"):
+            _bad(self.path, f"damaged tar archive: unreadable data at byte {self._tar.offset} of its contents, "
+                            f"after {len(members)} readable member(s)")
         self._members = {}
         for m in members:
             name = m.name[2:] if m.name.startswith("./") else m.name
@@ -79,9 +86,12 @@ class ModelFiles:
                 return None
             try:
                 f = self._tar.extractfile(m)
-                return f.read() if limit is None else f.read(limit)
+                data = f.read() if limit is None else f.read(limit)
             except (tarfile.TarError, OSError, EOFError, zlib.error) as e:
                 _bad(self.path, f"cannot read archive member {name!r} ({e})")
+            if len(data) < (m.size if limit is None else min(limit, m.size)):
+                _bad(self.path, f"archive member {name!r} is truncated ({len(data)} of {m.size} bytes)")
+            return data
         full = os.path.join(self.root, *name.split("/"))
         real_root = os.path.realpath(self.root)
         if not os.path.realpath(full).startswith(real_root + os.sep):
