@@ -60,8 +60,8 @@ def test_not_a_vmfb(tmp_path):
 
 
 def test_inputs_off_the_fast_path(art):
-    """Non-contiguous arrays and dict subclasses take the fully checked path and give the same
-    results as contiguous arrays in a plain dict."""
+    """Non-contiguous or big-endian arrays and dict subclasses take the fully checked path and
+    give the same results as contiguous native arrays in a plain dict."""
     import collections
 
     model = estuary.load(art)
@@ -70,7 +70,7 @@ def test_inputs_off_the_fast_path(art):
     want = model.run({"x": np.ascontiguousarray(x), "k": np.ascontiguousarray(k)})
     np.testing.assert_array_equal(want["out"], -(x * x))
     np.testing.assert_array_equal(want["flag"], np.array([0, 0, 0], np.uint8))
-    for feeds in ({"x": x, "k": k}, collections.OrderedDict(x=x, k=k)):
+    for feeds in ({"x": x, "k": k}, collections.OrderedDict(x=x, k=k), {"x": x.astype(">f4"), "k": k}):
         got = model.run(feeds)
         np.testing.assert_array_equal(got["out"], want["out"])
         np.testing.assert_array_equal(got["flag"], want["flag"])

@@ -171,6 +171,8 @@ class Model:
         args = []
         for name, shape, dtype, want, signless in self._exact:
             arr = np.asarray(feeds[name])
+            if arr.dtype != want and arr.dtype.newbyteorder("=") == want:
+                arr = arr.astype(want)  # the same values in the other byte order (a big-endian .npy)
             if arr.dtype != want:
                 raise RuntimeInputError(f"{self.where}: input {name!r} has dtype {arr.dtype}, "
                                         f"the model expects {want} ({dtype})")
