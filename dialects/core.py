@@ -34,6 +34,14 @@ def check(cond, message):
         raise VerifyError(message)
 
 
+def check_work_size(shape, what):
+    """VerifyError when an intermediate tensor the lowering builds (e.g. a padded input) would
+    exceed MAX_ELEMENTS, even though the op's own result is small (huge padding and strides)."""
+    size = math.prod(shape)
+    check(size <= MAX_ELEMENTS, f"{what} would be {list(shape)}: {size} elements, more than the "
+                                f"{MAX_ELEMENTS} supported")
+
+
 @dataclass(frozen=True)
 class TensorSpec:
     """Shape and WebNN data type of a tensor."""

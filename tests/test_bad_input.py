@@ -54,6 +54,27 @@ def test_webnn_option_values_of_the_wrong_kind(tmp_path, options, fragments):
                                              "w": CONV_W}), *fragments)
 
 
+@pytest.mark.parametrize("name, options, fragment", [
+    ("maxPool2d", {"windowDimensions": [2, 2], "padding": [2 ** 32 - 1] * 4, "strides": [2 ** 32 - 1] * 2},
+     "the padded input"),
+    ("averagePool2d", {"windowDimensions": [2, 2], "padding": [2 ** 30, 2 ** 30, 0, 0], "strides": [2 ** 30, 1]},
+     "the padded input"),
+])
+def test_webnn_small_result_from_a_huge_intermediate(tmp_path, name, options, fragment):
+    """Huge padding with huge strides gives a 3x3 result, but the lowering pads the whole input
+    (this crashed IREE, or failed at run time)."""
+    op = {"name": name, "arguments": [{"input": "x"}, {"options": options}], "outputs": "y"}
+    _rejected(_webnn(tmp_path, [op], inputs={"x": {"descriptor": {"dataType": "float32", "shape": [1, 1, 4, 4]}}}),
+              fragment)
+    # strides of 65536 cropped by the padding to a 9x9 output: the strided intermediate is 196609 wide
+    conv = {"name": "convTranspose2d", "arguments": [{"input": "x"}, {"filter": "w"},
+                                                     {"options": {"strides": [2 ** 16, 2 ** 16],
+                                                                  "padding": [98300] * 4}}],
+            "outputs": "y"}
+    inputs = {"x": {"descriptor": {"dataType": "float32", "shape": [1, 2, 4, 4]}}, "w": CONV_W}
+    _rejected(_webnn(tmp_path, [conv], inputs=inputs), "conv_transpose2d", "the strided intermediate")
+
+
 def test_webnn_malformed_structure(tmp_path):
     relu = {"name": "relu", "arguments": [{"input": "x"}], "outputs": "y"}
     cases = [
@@ -273,6 +294,14 @@ def test_nnapi_zero_point_out_of_range(tmp_path):
     doc["operands"][1] = {"type": "TENSOR_INT32", "dimensions": [1], "zeroPoint": float("inf"), "value": [2]}
     path.write_text(json.dumps(doc))
     _rejected(path, "malformed NNAPI model JSON")
+
+
+def test_run_errors_of_a_compiled_artifact_name_its_model(tmp_path):
+    relu = [{"name": "relu", "arguments": [{"input": "x"}], "outputs": "y"}]
+    path = _webnn(tmp_path, relu)
+    model = estuary.load(estuary.compile(str(path)))
+    with pytest.raises(EstuaryError, match="m.json"):
+        model.run({"x": np.zeros((1, 2, 4, 5), np.float32)})
 
 
 def test_compile_reports_the_same_errors(tmp_path):

@@ -2,7 +2,8 @@
 import numpy as np
 
 from estuary import dtypes
-from estuary.dialects.core import Int, Ints, Str, TensorSpec, check, dtype_in, nn_op, rank_is, same_dtype
+from estuary.dialects.core import (Int, Ints, Str, TensorSpec, check, check_work_size, dtype_in, nn_op, rank_is,
+                                   same_dtype)
 
 INPUT_LAYOUTS = ("nchw", "nhwc")
 CONV_FILTER_LAYOUTS = ("oihw", "hwio", "ohwi", "ihwo")
@@ -83,6 +84,7 @@ def conv2d(input, filter, bias, padding, strides, dilations, groups, input_layou
     if bias is not None:
         check(bias.shape == (o,), f"bias must have shape [{o}], got {list(bias.shape)}")
         same_dtype(input, bias, what="input and bias")
+    check_work_size((n, c, h + padding[0] + padding[1], w + padding[2] + padding[3]), "the padded input")
     oh = conv_out_size(h, kh, padding[0], padding[1], strides[0], dilations[0])
     ow = conv_out_size(w, kw, padding[2], padding[3], strides[1], dilations[1])
     check(oh > 0 and ow > 0, f"output size {oh}x{ow} is not positive (kernel larger than padded input)")
@@ -158,4 +160,7 @@ def conv_transpose2d(input, filter, bias, padding, strides, dilations, output_pa
               f"output_padding {list(output_padding)} must be smaller than strides {list(strides)}")
     oh, ow = _transpose_sizes(h, w, kh, kw, padding, strides, dilations, output_padding, output_sizes)
     check(oh > 0 and ow > 0, f"output size {oh}x{ow} is not positive")
+    full = [max((size - 1) * st + (k - 1) * dil + 1, pb + out) for size, k, st, dil, pb, out in
+            zip((h, w), (kh, kw), strides, dilations, padding[0::2], (oh, ow))]
+    check_work_size((n, max(c, o), full[0] + padding[1], full[1] + padding[3]), "the strided intermediate")
     return TensorSpec(_out(input_layout, n, o, oh, ow), input.dtype)

@@ -133,3 +133,19 @@ func.func @constants() -> tensor<2xui8> {
   %1 = "nn.identity"(%0) : (tensor<2xui8>) -> tensor<2xui8>
   return %1 : tensor<2xui8>
 }
+
+// -----
+
+// Integer pow squares over the exponent's bits (IREE cannot lower math.ipowi); a negative signed
+// exponent selects 1, -1 or 0.
+// CHECK-LABEL: func.func @pow_integer
+// CHECK: linalg.generic
+// CHECK-NOT: math.ipowi
+// CHECK: arith.shrui
+// CHECK: arith.muli
+// CHECK: arith.cmpi slt
+// CHECK-NOT: "nn.
+func.func @pow_integer(%a: tensor<4xi8>, %b: tensor<4xi8>) -> tensor<4xi8> {
+  %0 = "nn.pow"(%a, %b) : (tensor<4xi8>, tensor<4xi8>) -> tensor<4xi8>
+  return %0 : tensor<4xi8>
+}

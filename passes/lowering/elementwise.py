@@ -96,7 +96,35 @@ def lower_pow(n):
     element = C.storage(n.out).element_type
     if _is_float(n.out):
         return C.elementwise(n.out.shape, element, [a, b], mathd.powf)
-    return C.elementwise(n.out.shape, element, [a, b], mathd.ipowi)
+    return C.elementwise(n.out.shape, element, [a, b], _integer_power(not _unsigned(n.out)))
+
+
+def _integer_power(signed):
+    """x ** e in the integer type, by squaring over every bit of e (IREE cannot lower math.ipowi).
+
+    Wraps on overflow like the type's multiplication. A negative exponent gives what the float
+    power truncates to: 1 for x = 1, +-1 for x = -1, 0 otherwise (the reference's value for 0 ** -k
+    is undefined)."""
+    def body(x, e):
+        t = x.type
+        one, zero = C.scalar_const(t, 1), C.scalar_const(t, 0)
+        ne, eq = arith.CmpIPredicate.ne, arith.CmpIPredicate.eq
+        result, base = one, x
+        width = ir.IntegerType(t).width
+        for i in range(width):
+            bit = arith.andi(arith.shrui(e, C.scalar_const(t, i)), one)
+            result = arith.select(arith.cmpi(ne, bit, zero), arith.muli(result, base), result)
+            if i + 1 < width:
+                base = arith.muli(base, base)
+        if not signed:
+            return result
+        minus_one = C.scalar_const(t, -1)
+        odd = arith.cmpi(ne, arith.andi(e, one), zero)
+        negative = arith.select(arith.cmpi(eq, x, one), one,
+                                arith.select(arith.cmpi(eq, x, minus_one), arith.select(odd, minus_one, one), zero))
+        return arith.select(arith.cmpi(arith.CmpIPredicate.slt, e, zero), negative, result)
+
+    return body
 
 
 _FCMP = {"equal": "OEQ", "greater": "OGT", "greater_or_equal": "OGE", "lesser": "OLT", "lesser_or_equal": "OLE"}

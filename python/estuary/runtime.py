@@ -186,6 +186,12 @@ class Model:
     def run(self, feeds):
         """Run the model; returns {output_name: np.ndarray} in signature order."""
         args = self._check_inputs(feeds)
+        try:
+            return self._run(args)
+        except MemoryError as e:
+            raise RuntimeError_(f"{self.where}: not enough memory for the run's buffers ({e})") from None
+
+    def _run(self, args):
         if not self._storage:
             return self._run_fresh(args)
         # one run at a time uses the model's own staging buffers; a concurrent one gets its own
@@ -351,7 +357,9 @@ def load(artifact_or_path, device=None, threads=None):
     from estuary.compiler import Artifact
 
     if isinstance(artifact_or_path, Artifact):
-        return Model(artifact_or_path.vmfb, device, "<compiled artifact>", threads)
+        source = artifact_or_path.signature.get("source")
+        return Model(artifact_or_path.vmfb, device, f"{source} (compiled)" if source else "<compiled artifact>",
+                     threads)
     if isinstance(artifact_or_path, (bytearray, memoryview)) or (
             isinstance(artifact_or_path, bytes) and (b"\0" in artifact_or_path or len(artifact_or_path) > 4096)):
         return Model(bytes(artifact_or_path), device, "<.vmfb bytes>", threads)

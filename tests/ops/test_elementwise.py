@@ -32,6 +32,27 @@ def test_binary_int32(js, rng):
     _binary_case(js, BINARY[js], a, b, ulp=0)
 
 
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+def test_pow_integer(dtype, rng):
+    """Integer pow (IREE cannot lower math.ipowi; the lowering squares over the exponent's bits)."""
+    a = rng.integers(-9, 10, (3, 7)).astype(dtype)
+    b = rng.integers(0, 7, (7,)).astype(dtype)
+    _binary_case("pow", "Pow", a, b, ulp=0)
+
+
+def test_pow_integer_negative_exponents_and_unsigned():
+    """Negative exponents truncate the float power (1, -1 or 0); unsigned powers wrap like numpy's."""
+    a = np.array([1, -1, -1, 2, -3, 5, 1, 0], np.int8)
+    b = np.array([-3, -3, -2, -1, -1, -4, 0, 3], np.int8)
+    doc = graph({"a": a, "b": b}, [op("pow", ("a", "a"), ("b", "b"))], ["y"])
+    want = np.trunc(np.power(a.astype(np.float64), b.astype(np.float64))).astype(np.int8)
+    assert_exact(run_graph(doc, {"a": a, "b": b})["y"], want)
+    u = np.array([0, 1, 2, 3, 7, 255, 16], np.uint8)
+    e = np.array([5, 200, 7, 5, 3, 2, 2], np.uint8)
+    doc = graph({"a": u, "b": e}, [op("pow", ("a", "a"), ("b", "b"))], ["y"])
+    assert_exact(run_graph(doc, {"a": u, "b": e})["y"], np.power(u, e))
+
+
 def test_binary_float16(rng):
     a = rng.uniform(-2, 2, (3, 4)).astype(np.float16)
     b = rng.uniform(-2, 2, (3, 4)).astype(np.float16)
