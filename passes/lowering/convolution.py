@@ -29,13 +29,26 @@ def _bias_or_zero(bias, channels, dtype):
     return bias if bias is not None else C.const(np.zeros(channels), dtype)
 
 
-def _fit_padding(size, k, pad_begin, pad_end, stride, dilation):
-    """TOSA wants (size + pads - effective kernel) divisible by the stride: trim the end padding
-    (rows that no window uses), returning (pad_end, rows to slice off the input end)."""
+def fit_padding(size, k, pad_begin, pad_end, stride, dilation=1):
+    """TOSA wants (size + pads - effective kernel) divisible by the stride. Returns (pad_end, rows
+    to slice off the input end, output rows to drop at the end): normally the end padding and
+    then input rows that no window uses are trimmed. When no window uses any input row (begin
+    padding and a large stride: every window reads only padding), the input is kept and the end
+    padding grows to the next multiple instead, which adds one output row to drop."""
     eff = (k - 1) * dilation + 1
     rem = (size + pad_begin + pad_end - eff) % stride
     trim_pad = min(rem, pad_end)
-    return pad_end - trim_pad, rem - trim_pad
+    if rem - trim_pad < size:
+        return pad_end - trim_pad, rem - trim_pad, 0
+    return pad_end + stride - rem, 0, 1
+
+
+def drop_end_rows(y, extra_h, extra_w):
+    """y [N, H, W, C] without its last `extra_h` rows and `extra_w` columns (see fit_padding)."""
+    if not (extra_h or extra_w):
+        return y
+    n, h, w, c = C.shape_of(y)
+    return C.slice_(y, [0, 0, 0, 0], [n, h - extra_h, w - extra_w, c])
 
 
 def _conv_nhwc(x, w_oihw, bias, pad, strides, dilations, dtype, depthwise_mult=None, fast3x3=False):
@@ -51,8 +64,8 @@ def _conv_nhwc(x, w_oihw, bias, pad, strides, dilations, dtype, depthwise_mult=N
     n, h, wd, c = C.shape_of(x)
     o, _, kh, kw = C.shape_of(w_oihw)
     pt, pb, pl, pr = pad
-    pb, cut_h = _fit_padding(h, kh, pt, pb, strides[0], dilations[0])
-    pr, cut_w = _fit_padding(wd, kw, pl, pr, strides[1], dilations[1])
+    pb, cut_h, extra_h = fit_padding(h, kh, pt, pb, strides[0], dilations[0])
+    pr, cut_w, extra_w = fit_padding(wd, kw, pl, pr, strides[1], dilations[1])
     if cut_h or cut_w:
         x = C.slice_(x, [0, 0, 0, 0], [n, h - cut_h, wd - cut_w, c])
         h, wd = h - cut_h, wd - cut_w
@@ -71,9 +84,11 @@ def _conv_nhwc(x, w_oihw, bias, pad, strides, dilations, dtype, depthwise_mult=N
                                     dilations, dtype, depthwise_mult) for b in range(n)], 0)
     if depthwise_mult is not None:
         weight = C.transpose(C.reshape(w_oihw, [c, depthwise_mult, kh, kw]), [2, 3, 0, 1])
-        return tosa.depthwise_conv2d(out_t, x, weight, bias, zp, C.zero_point(dtype), **attrs)
-    weight = C.transpose(w_oihw, [0, 2, 3, 1])
-    return tosa.conv2d(out_t, x, weight, bias, zp, C.zero_point(dtype), **attrs)
+        y = tosa.depthwise_conv2d(out_t, x, weight, bias, zp, C.zero_point(dtype), **attrs)
+    else:
+        weight = C.transpose(w_oihw, [0, 2, 3, 1])
+        y = tosa.conv2d(out_t, x, weight, bias, zp, C.zero_point(dtype), **attrs)
+    return drop_end_rows(y, extra_h, extra_w)
 
 
 def grouped_conv_nhwc(x, w_oihw, bias, groups, pad, strides, dilations, dtype, fast3x3=False):

@@ -15,6 +15,7 @@ from iree.compiler.dialects import arith, linalg, tensor, tosa
 from estuary.dialects.ops.pooling import valid_counts
 from estuary.passes.lowering import common as C
 from estuary.passes.lowering import lower
+from estuary.passes.lowering.convolution import drop_end_rows, fit_padding
 
 
 def _i(width):
@@ -108,13 +109,6 @@ def lower_table_lookup(n):
     return C.elementwise(C.shape_of(x), el, [x], body)
 
 
-def _fit(size, k, begin, end, stride):
-    """TOSA wants (size + pads - k) divisible by the stride: trim unused end padding / input rows."""
-    rem = (size + begin + end - k) % stride
-    trim = min(rem, end)
-    return end - trim, rem - trim
-
-
 @lower("quantized_conv2d")
 def lower_quantized_conv2d(n):
     a = n.attrs
@@ -125,8 +119,8 @@ def lower_quantized_conv2d(n):
     kh, kw = C.shape_of(w)[1:3]
     o = C.shape_of(w)[3] if depthwise else C.shape_of(w)[0]
     pt, pb, pl, pr = a["padding"]
-    pb, cut_h = _fit(h, kh, pt, pb, a["strides"][0])
-    pr, cut_w = _fit(wd, kw, pl, pr, a["strides"][1])
+    pb, cut_h, extra_h = fit_padding(h, kh, pt, pb, a["strides"][0])
+    pr, cut_w, extra_w = fit_padding(wd, kw, pl, pr, a["strides"][1])
     x = C.slice_(x, [0, 0, 0, 0], [nb, h - cut_h, wd - cut_w, c])
     h, wd = h - cut_h, wd - cut_w
     oh = (h + pt + pb - kh) // a["strides"][0] + 1
@@ -149,7 +143,7 @@ def lower_quantized_conv2d(n):
         acc = C.concat(images, 0)
     else:
         acc = tosa.conv2d(C.tensor_type([nb, oh, ow, o], _i(32)), x8, w8, bias, izp, wzp, **attrs)
-    return requantize(acc, False, 0, *_out_args(a))
+    return requantize(drop_end_rows(acc, extra_h, extra_w), False, 0, *_out_args(a))
 
 
 @lower("quantized_matmul")

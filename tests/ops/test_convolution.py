@@ -57,6 +57,11 @@ def _compare(got, ref_f32, dtype, n):
     {"groups": 4, "cin": 4, "cout": 4, "strides": (2, 2), "padding": (1, 1, 1, 1)},
     {"k": (1, 1)},
     {"k": (5, 2), "padding": (2, 2, 0, 1)},
+    # every window reads only the begin padding along an axis (output = bias there): the lowering
+    # pads to the stride instead of slicing the input away
+    {"size": (1, 1), "k": (1, 1), "padding": (1, 0, 1, 0), "strides": (2, 2)},
+    {"size": (1, 3), "k": (1, 2), "padding": (1, 0, 0, 0), "strides": (3, 1)},
+    {"size": (2, 2), "k": (1, 1), "padding": (2, 0, 0, 0), "strides": (4, 1), "groups": 4, "cin": 4, "cout": 4},
 ])
 def test_conv2d(kw, rng):
     conv_case(rng, **kw)
