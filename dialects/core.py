@@ -34,12 +34,12 @@ def check(cond, message):
         raise VerifyError(message)
 
 
-def check_work_size(shape, what):
-    """VerifyError when an intermediate tensor the lowering builds (e.g. a padded input) would
-    exceed MAX_ELEMENTS, even though the op's own result is small (huge padding and strides)."""
+def check_size(shape, what):
+    """VerifyError when a tensor of `shape` exceeds MAX_ELEMENTS: an op's result or input, or an
+    intermediate the lowering builds (a padded input, small results from huge padding and strides)."""
     size = math.prod(shape)
-    check(size <= MAX_ELEMENTS, f"{what} would be {list(shape)}: {size} elements, more than the "
-                                f"{MAX_ELEMENTS} supported")
+    check(size <= MAX_ELEMENTS and all(d <= MAX_ELEMENTS for d in shape),
+          f"{what} {list(shape)}: {size} elements, more than the {MAX_ELEMENTS} supported")
 
 
 @dataclass(frozen=True)

@@ -126,7 +126,7 @@ class Graph:
     def input(self, name, spec):
         """Add a runtime input; returns its Value."""
         try:
-            check_size(spec, "the declared shape is")
+            _check_tensor(spec, "the declared shape is")
         except core.VerifyError as e:
             raise VerificationError(f"{self.source}: input {name!r}: {e}") from None
         with self.context, self._loc(name):
@@ -196,15 +196,15 @@ def infer(opdef, specs, attrs):
     for r in results:
         core.check(isinstance(r, TensorSpec), f"type rule of nn.{opdef.name} returned {r!r}")
         core.check(all(d >= 0 for d in r.shape), f"inferred a negative dimension {list(r.shape)}")
-        check_size(r, "the result would be")
+        _check_tensor(r, "the result would be")
     return results
 
 
-def check_size(spec, what):
-    """VerifyError unless `spec` is a tensor Estuary can build (at most core.MAX_ELEMENTS elements)."""
+def _check_tensor(spec, what):
+    """VerifyError unless `spec` is a tensor Estuary can build (no negative dimension, at most
+    core.MAX_ELEMENTS elements)."""
     core.check(all(d >= 0 for d in spec.shape), f"{what} {spec}: a negative dimension")
-    core.check(spec.size <= core.MAX_ELEMENTS and all(d <= core.MAX_ELEMENTS for d in spec.shape),
-               f"{what} {spec}: {spec.size} elements, more than the {core.MAX_ELEMENTS} supported")
+    core.check_size(spec.shape, f"{what} {spec.dtype}")
 
 
 def _operand_specs(opdef, operands):

@@ -2,7 +2,7 @@
 import numpy as np
 
 from estuary import dtypes
-from estuary.dialects.core import (Int, Ints, Str, TensorSpec, check, check_work_size, dtype_in, nn_op, rank_is,
+from estuary.dialects.core import (Int, Ints, Str, TensorSpec, check, check_size, dtype_in, nn_op, rank_is,
                                    same_dtype)
 
 INPUT_LAYOUTS = ("nchw", "nhwc")
@@ -84,7 +84,7 @@ def conv2d(input, filter, bias, padding, strides, dilations, groups, input_layou
     if bias is not None:
         check(bias.shape == (o,), f"bias must have shape [{o}], got {list(bias.shape)}")
         same_dtype(input, bias, what="input and bias")
-    check_work_size((n, c, h + padding[0] + padding[1], w + padding[2] + padding[3]), "the padded input")
+    check_size((n, c, h + padding[0] + padding[1], w + padding[2] + padding[3]), "the padded input would be")
     oh = conv_out_size(h, kh, padding[0], padding[1], strides[0], dilations[0])
     ow = conv_out_size(w, kw, padding[2], padding[3], strides[1], dilations[1])
     check(oh > 0 and ow > 0, f"output size {oh}x{ow} is not positive (kernel larger than padded input)")
@@ -162,5 +162,5 @@ def conv_transpose2d(input, filter, bias, padding, strides, dilations, output_pa
     check(oh > 0 and ow > 0, f"output size {oh}x{ow} is not positive")
     full = [max((size - 1) * st + (k - 1) * dil + 1, pb + out) for size, k, st, dil, pb, out in
             zip((h, w), (kh, kw), strides, dilations, padding[0::2], (oh, ow))]
-    check_work_size((n, max(c, o), full[0] + padding[1], full[1] + padding[3]), "the strided intermediate")
+    check_size((n, max(c, o), full[0] + padding[1], full[1] + padding[3]), "the strided intermediate would be")
     return TensorSpec(_out(input_layout, n, o, oh, ow), input.dtype)

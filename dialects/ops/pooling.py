@@ -11,7 +11,7 @@ from fractions import Fraction
 import numpy as np
 
 from estuary import dtypes
-from estuary.dialects.core import Floats, Ints, Str, axes_valid, check, check_work_size, dtype_in, nn_op, rank_is
+from estuary.dialects.core import Floats, Ints, Str, axes_valid, check, check_size, dtype_in, nn_op, rank_is
 
 LAYOUTS = ("nchw", "nhwc")
 ROUNDING = ("floor", "ceil")
@@ -57,7 +57,7 @@ def pool_geometry(shape, window_dimensions, padding, strides, dilations, layout,
           f"does not fit the {h}x{w} input with padding {list(padding)}")
     reach = [max(size + pb + pe, (o - 1) * s + (k - 1) * d + 1) for size, pb, pe, o, s, k, d in
              zip((h, w), padding[0::2], padding[1::2], out, strides, window, dilations)]
-    check_work_size((n, c, reach[0], reach[1]), "the padded input")
+    check_size((n, c, reach[0], reach[1]), "the padded input would be")
     return n, c, h, w, window[0], window[1], out[0], out[1]
 
 

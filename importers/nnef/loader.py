@@ -39,7 +39,7 @@ def clean_text(where, text):
     or a non-ASCII character elsewhere (NNEF's text is ASCII, and the Khronos parser fails on
     them with Python exceptions of its own)."""
     text = _LITERAL_OR_COMMENT.sub(
-        lambda m: "".join(ch if ch < "\x80" or m.group()[0] != "#" else " " for ch in m.group()), text)
+        lambda m: re.sub(r"[^\x00-\x7f]", " ", m.group()) if m.group().startswith("#") else m.group(), text)
     bad = re.search(r"[^\x01-\x7f]", text)
     if bad:
         line, col = _position(text, bad.start())
