@@ -21,7 +21,7 @@ from iree.compiler import ir
 from estuary import dtypes
 
 REQUIRED = object()
-INT64_MAX = (1 << 63) - 1
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 MAX_ELEMENTS = 1 << 31  # the largest tensor an op may produce (8 GiB of float32)
 
 
@@ -101,7 +101,7 @@ class AttrKind:
 
 def _check_int64(name, values):
     for v in values:
-        if not -INT64_MAX <= v <= INT64_MAX:
+        if not INT64_MIN <= v <= INT64_MAX:
             raise VerifyError(f"attribute '{name}' has {v}, outside the 64-bit integer range")
 
 

@@ -81,6 +81,32 @@ def test_conv_depthwise_matmul_vs_onnxruntime(rng):
                                                        output_min=0, output_max=255), got["mm"])
 
 
+@pytest.mark.parametrize("size,padding,strides,depthwise", [
+    ((1, 1), [1, 0, 1, 0], [2, 2], False),  # both axes: every window reads only the begin padding
+    ((1, 3), [1, 0, 0, 0], [3, 1], False),  # one axis
+    ((2, 2), [2, 0, 0, 0], [4, 1], True),
+])
+def test_conv_windows_in_begin_padding_vs_onnxruntime(size, padding, strides, depthwise, rng):
+    """A stride past the whole input: the output rows there are the requantized bias alone."""
+    x = rng.integers(0, 256, (1, *size, 3)).astype(np.uint8)
+    w = rng.integers(0, 256, (1, 1, 1, 3) if depthwise else (4, 1, 1, 3)).astype(np.uint8)
+    cout = 3 if depthwise else 4
+    bias = rng.integers(-3000, 3000, cout).astype(np.int32)
+    sx, zx, sw, zw, so, zo = 0.05, 120, 0.01, 131, 0.4, 100
+    attrs = dict(input_zero_point=zx, filter_zero_point=zw, multiplier=sx * sw / so, output_zero_point=zo,
+                 padding=padding, strides=strides, filter_layout="ihwo" if depthwise else "ohwi")
+    got = _run({"x": x}, lambda g, v: [("y", g.op("quantized_conv2d", [v["x"], v["w"], v["bias"]], attrs))],
+               {"w": w, "bias": bias})["y"]
+    onnx_w = w.reshape(3, 1, 1, 1) if depthwise else w.transpose(0, 3, 1, 2)
+    init = {"sx": np.float32(sx), "zx": np.uint8(zx), "sw": np.float32(sw), "zw": np.uint8(zw),
+            "so": np.float32(so), "zo": np.uint8(zo), "w": onnx_w, "bias": bias}
+    node = helper.make_node("QLinearConv", ["x", "sx", "zx", "w", "sw", "zw", "so", "zo", "bias"], ["y"],
+                            pads=[padding[0], padding[2], padding[1], padding[3]], strides=strides,
+                            group=3 if depthwise else 1)
+    ref = run_onnx([node], {"x": x.transpose(0, 3, 1, 2)}, [("y", np.uint8, None)], initializers=init)["y"]
+    _within_one(got, ref.transpose(0, 2, 3, 1), frac_exact=0.5)
+
+
 def test_dequantize_requantize_pool_softmax_table(rng):
     x = rng.integers(0, 256, (2, 5, 6, 3)).astype(np.uint8)
     acc = rng.integers(-20000, 20000, (4, 9)).astype(np.int32)

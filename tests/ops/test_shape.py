@@ -229,7 +229,8 @@ def test_gather_spec_example_and_out_of_range_is_clamped():
 
 
 def test_triangular(rng):
-    variants = [(True, 0), (True, 1), (True, -1), (False, 0), (False, 2), (False, -1), (True, 9), (False, -9)]
+    variants = [(True, 0), (True, 1), (True, -1), (False, 0), (False, 2), (False, -1), (True, 9), (False, -9),
+                (True, -2 ** 31), (False, 2 ** 31 - 1)]  # WebNN's diagonal is a 32-bit long
     x = _x(rng, (2, 3, 4), np.float32)
     doc = graph({"x": x}, [op("triangular", ("input", "x"), outputs=f"y{i}", upper=u, diagonal=d)
                            for i, (u, d) in enumerate(variants)], [f"y{i}" for i in range(len(variants))])
@@ -237,6 +238,26 @@ def test_triangular(rng):
     init = {f"k{i}": np.array(d, np.int64) for i, (_, d) in enumerate(variants)}
     _compare(doc, {"x": x}, nodes, [(f"y{i}", np.float32, None) for i in range(len(variants))], init)
 
+
+
+def test_triangular_int64_extremes(rng):
+    """The nn op takes any int64 diagonal, -2**63 included (the Core ML and NNEF forms are 64-bit)."""
+    import estuary
+    from estuary.dialects.core import TensorSpec
+    from estuary.dialects.graph import Graph
+
+    variants = [(True, -2 ** 63), (False, -2 ** 63), (True, 2 ** 63 - 1), (False, 2 ** 63 - 1)]
+    x = _x(rng, (3, 4), np.float32)
+    g = Graph()
+    xv = g.input("x", TensorSpec(x.shape, "float32"))
+    model = g.finish([(f"y{i}", g.op("triangular", [xv], {"upper": u, "diagonal": d}))
+                      for i, (u, d) in enumerate(variants)])
+    got = estuary.load(estuary.compile(model)).run({"x": x})
+    nodes = [helper.make_node("Trilu", ["x", f"k{i}"], [f"y{i}"], upper=int(u)) for i, (u, _) in enumerate(variants)]
+    ref = run_onnx(nodes, {"x": x}, [(f"y{i}", np.float32, None) for i in range(len(variants))],
+                   initializers={f"k{i}": np.array(d, np.int64) for i, (_, d) in enumerate(variants)})
+    for k in ref:
+        assert_exact(got[k], ref[k])
 
 @pytest.mark.vulkan
 @pytest.mark.parametrize("dtype", [np.float32, np.int32])
