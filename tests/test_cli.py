@@ -74,6 +74,11 @@ def test_errors_are_messages_not_tracebacks(tmp_path, model):
     r = cli("estuary", "run", vmfb, "--input", f"x={tmp_path / 'wrong.npy'}")
     assert r.returncode == 1 and "has shape [3], the model expects [2, 2]" in r.stderr
     assert "Traceback" not in r.stderr
+    np.savez(tmp_path / "x.npz", x=np.zeros((2, 2), np.float32))  # an archive is not one input
+    (tmp_path / "junk.npy").write_bytes(b"\x80\x04junk")  # numpy would call this pickled data
+    for name in ("x.npz", "junk.npy"):
+        r = cli("estuary", "run", vmfb, "--input", f"x={tmp_path / name}")
+        assert r.returncode == 1 and "no .npy header" in r.stderr, r.stderr
 
 
 def test_unwritable_outputs_are_messages(tmp_path, model):

@@ -63,7 +63,11 @@ def _parse_inputs(specs, model):
         if not sep:
             raise EstuaryError(f"--input takes NAME=PATH.npy, got {item!r}")
         try:
-            feeds[name] = np.load(path, allow_pickle=False)
+            with open(path, "rb") as f:
+                if f.read(6) != b"\x93NUMPY":
+                    raise ValueError("no .npy header; save each input with numpy.save")
+                f.seek(0)
+                feeds[name] = np.load(f, allow_pickle=False)
         except (OSError, ValueError) as e:
             raise EstuaryError(f"--input {name}: cannot read {path!r} as .npy ({e})") from None
     return feeds
