@@ -21,3 +21,15 @@ def nn_decompose(nn):
 
     with nn.context, ir.Location.unknown():
         decompose_module(nn.module, nn.source)
+
+
+@register("spirv-isolate-reductions")
+def spirv_isolate_reductions(nn):
+    """After lowering, for the SPIR-V targets: an outer-axis reduction's result behind an
+    optimization barrier (spirv_workarounds.py; compile_nn applies it for vulkan/metal-spirv)."""
+    from iree.compiler import ir
+
+    from estuary.passes.lowering import spirv_workarounds
+
+    with nn.context, ir.Location.unknown():
+        spirv_workarounds.isolate_outer_reductions(nn.module)

@@ -20,6 +20,12 @@ VULKAN = _vulkan_available()
 
 
 def pytest_collection_modifyitems(config, items):
+    from helpers import ON_GPU
+
+    for item in items:
+        mark = item.get_closest_marker("cpu_only")
+        if ON_GPU and mark:
+            item.add_marker(pytest.mark.skip(reason=f"CPU only: {mark.args[0] if mark.args else ''}"))
     if VULKAN or os.environ.get("ESTUARY_REQUIRE_VULKAN"):
         return  # CI sets ESTUARY_REQUIRE_VULKAN so a missing driver fails instead of skipping
     skip = pytest.mark.skip(reason="no Vulkan device (install mesa-vulkan-drivers for lavapipe)")

@@ -10,6 +10,7 @@ import math
 import numpy as np
 from iree.compiler import ir
 from iree.compiler.dialects import arith, linalg, tensor, tosa
+from iree.compiler.dialects import math as mathd
 
 from estuary import dtypes
 from estuary.dialects.core import TensorSpec
@@ -235,6 +236,36 @@ def enclosing_module(op):
     while parent is not None and parent.name != "builtin.module":
         parent = parent.parent
     return parent
+
+
+TARGET_ATTR = "estuary.target"  # module attribute: the IREE target compile_nn lowers for
+
+
+def for_gpu(op):
+    """True when the module holding `op` is being compiled for a GPU target (not llvm-cpu); a module
+    lowered without a target (`estuary import`, lit tests) gets the CPU forms."""
+    module = enclosing_module(op)
+    if module is None or TARGET_ATTR not in module.attributes:
+        return False
+    return ir.StringAttr(module.attributes[TARGET_ATTR]).value != "llvm-cpu"
+
+
+def log1p(x):
+    """log(1 + x) of a float scalar inside a generic body: math.log1p, except on GPU targets, where
+    IREE's SPIR-V code computes log(1 + x) as written (softplus(-12) came out 1 % off on Vulkan),
+    and where the driver may fold (1 + x) - 1 back to x, so the usual log(u) * x / (u - 1) fix
+    does nothing (measured on lavapipe). There: for |x| < 1/4, 2 atanh(s) = 2 (s + s^3/3 + ...)
+    with s = x / (2 + x), |s| < 1/7, to s^13 (truncation below 1e-12 relative); else log(1 + x)."""
+    if not for_gpu(ir.InsertionPoint.current.block.owner):
+        return mathd.log1p(x)
+    s = arith.divf(x, arith.addf(x, scalar_const(x.type, 2.0)))
+    s2 = arith.mulf(s, s)
+    series = scalar_const(x.type, 1.0 / 13)
+    for k in (11, 9, 7, 5, 3, 1):
+        series = arith.addf(scalar_const(x.type, 1.0 / k), arith.mulf(s2, series))
+    small = arith.cmpf(arith.CmpFPredicate.OLT, mathd.absf(x), scalar_const(x.type, 0.25))
+    near = arith.mulf(arith.addf(s, s), series)
+    return arith.select(small, near, mathd.log(arith.addf(x, scalar_const(x.type, 1.0))))
 
 
 def num_elements(shape):

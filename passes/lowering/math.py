@@ -27,22 +27,22 @@ def _sinh(x):  # |x| < 1: e = expm1(x), sinh = (e + e / (e + 1)) / 2
 
 def _asinh(x):  # |x| < 1: log1p(|x| + x^2 / (1 + sqrt(1 + x^2))); else log|x| + log1p(sqrt(1 + 1/x^2))
     ax, x2, one = _mathd.absf(x), _ar.mulf(x, x), _k(x, 1.0)
-    small = _mathd.log1p(_ar.addf(ax, _ar.divf(x2, _ar.addf(_mathd.sqrt(_ar.addf(x2, one)), one))))
-    big = _ar.addf(_mathd.log(ax), _mathd.log1p(_mathd.sqrt(_ar.addf(_ar.divf(one, x2), one))))
+    small = _C.log1p(_ar.addf(ax, _ar.divf(x2, _ar.addf(_mathd.sqrt(_ar.addf(x2, one)), one))))
+    big = _ar.addf(_mathd.log(ax), _C.log1p(_mathd.sqrt(_ar.addf(_ar.divf(one, x2), one))))
     return _mathd.copysign(_ar.select(_lt(ax, one), small, big), x)
 
 
 def _atanh(x):  # copysign(log1p(2|x| / (1 - |x|)) / 2, x)
     ax = _mathd.absf(x)
     q = _ar.divf(_ar.mulf(ax, _k(x, 2.0)), _ar.subf(_k(x, 1.0), ax))
-    return _mathd.copysign(_ar.mulf(_mathd.log1p(q), _k(x, 0.5)), x)
+    return _mathd.copysign(_ar.mulf(_C.log1p(q), _k(x, 0.5)), x)
 
 
 def _acosh(x):  # x < 2: log1p(t + sqrt(t (t + 2))), t = x - 1; else log x + log1p(sqrt(1 - 1/x^2))
     one = _k(x, 1.0)
     t = _ar.subf(x, one)
-    small = _mathd.log1p(_ar.addf(t, _mathd.sqrt(_ar.mulf(t, _ar.addf(t, _k(x, 2.0))))))
-    big = _ar.addf(_mathd.log(x), _mathd.log1p(_mathd.sqrt(_ar.subf(one, _ar.divf(one, _ar.mulf(x, x))))))
+    small = _C.log1p(_ar.addf(t, _mathd.sqrt(_ar.mulf(t, _ar.addf(t, _k(x, 2.0))))))
+    big = _ar.addf(_mathd.log(x), _C.log1p(_mathd.sqrt(_ar.subf(one, _ar.divf(one, _ar.mulf(x, x))))))
     return _ar.select(_lt(x, _k(x, 2.0)), small, big)
 
 

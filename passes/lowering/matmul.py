@@ -37,11 +37,14 @@ def batched_matmul(a, b, batch):
     """[..., M, K] x [..., K, N] with the batch dims broadcast to `batch`; float32 result.
 
     When b is a single matrix, a's batch folds into its rows (one [1, B*M, K] product, no tiling);
-    a single row times a small constant matrix is a tagged generic instead (matvec.py)."""
+    a single row times a small constant matrix is a tagged generic instead (matvec.py), except on
+    GPU targets, which have no use for its CPU tiles: on Vulkan, IREE fused a float16 input's
+    widening into it and computed wrong values."""
     sa, sb = C.shape_of(a), C.shape_of(b)
     m, k, n = sa[-2], sa[-1], sb[-1]
     nb = math.prod(batch)
-    if math.prod(sb[:-2]) == 1 and nb * m == 1 and vector_form(k, n) and is_constant(b):
+    one_row = math.prod(sb[:-2]) == 1 and nb * m == 1
+    if one_row and vector_form(k, n) and is_constant(b) and not C.for_gpu(b.owner):
         return C.reshape(_row_times_matrix(C.reshape(a, [k]), C.reshape(b, [k, n])), list(batch) + [m, n])
     if math.prod(sb[:-2]) == 1:
         a3, b3 = C.reshape(a, [1, nb * m, k]), C.reshape(b, [1, k, n])

@@ -117,6 +117,18 @@ def _index(v):
     return arith.index_cast(ir.IndexType.get(), v) if not isinstance(v.type, ir.IndexType) else v
 
 
+def _int64_to_int32(indices):
+    """int64 indices saturated to int32 (same result after the gather's clamp), in an op of their
+    own: IREE's 64-bit emulation on Vulkan fails on an int64 constant inlined into a gather."""
+    i32 = ir.IntegerType.get_signless(32)
+
+    def narrow(v):
+        lo, hi = (C.scalar_const(v.type, b) for b in (-(1 << 31), (1 << 31) - 1))
+        return arith.trunci(i32, arith.maxsi(arith.minsi(v, hi), lo))
+
+    return C.elementwise(C.shape_of(indices), i32, [indices], narrow)
+
+
 @lower("gather")
 def lower_gather(n):
     x, indices = n.inputs
@@ -126,6 +138,8 @@ def lower_gather(n):
     rank_i = idx_spec.rank
     dim = in_spec.shape[axis]
     out_t = C.storage(n.out)
+    if idx_spec.dtype == "int64" and C.for_gpu(n.op):
+        indices = _int64_to_int32(indices)
     init = tensor.empty(out_shape, out_t.element_type)
     idx_map = ir.AffineMap.get(len(out_shape), 0, [ir.AffineDimExpr.get(axis + k) for k in range(rank_i)])
     maps = [ir.AffineMapAttr.get(idx_map), ir.AffineMapAttr.get(ir.AffineMap.get_identity(len(out_shape)))]

@@ -36,12 +36,27 @@ CPU_FLAGS = ["--iree-opt-level=O3", "--iree-opt-data-tiling", "--iree-llvmcpu-en
 EXECUTION_MODEL = ["--iree-execution-model=async-external"]
 
 
+# Vulkan: IREE's default target (vp_android_baseline_2022) has 32-bit storage and arithmetic only
+# and emulates narrower types, wrongly: float16 sums came out wrong, and 8-bit tensors whose size
+# is not a multiple of 4 bytes lost their last word (the emulation reads and writes whole words
+# past the binding's end). So the SPIR-V also gets 8- and 16-bit storage and arithmetic. Each
+# executable requires only the capabilities it uses (a float32 model still runs on any Vulkan
+# device); one that needs them fails to load on a device without them instead of computing
+# wrong values. A user's own --iree-vulkan-target* flag replaces this.
+VULKAN_FEATURES = ("--iree-vulkan-target-features=spirv:v1.3,cap:Shader,cap:Int8,cap:Int16,cap:Float16,"
+                   "cap:StorageBuffer8BitAccess,cap:UniformAndStorageBuffer8BitAccess,"
+                   "cap:StorageBuffer16BitAccess,cap:StorageUniform16,"
+                   "ext:SPV_KHR_8bit_storage,ext:SPV_KHR_16bit_storage")
+
+
 def target_flags(target, cpu="host", extra=()):
     if target not in TARGETS:
         raise EstuaryError(f"unknown target {target!r}; choose one of {sorted(TARGETS)}")
     flags = list(TARGETS[target][1]) + EXECUTION_MODEL
     if target == "llvm-cpu":
         flags += [f"--iree-llvmcpu-target-cpu={cpu}"] + CPU_FLAGS
+    if target == "vulkan-spirv" and not any(f.startswith("--iree-vulkan-target") for f in extra):
+        flags.append(VULKAN_FEATURES)
     return flags + list(extra)
 
 
@@ -89,7 +104,8 @@ def compile_nn(nn, target="llvm-cpu", *, optimize=None, cpu="host", extra_flags=
     from iree.compiler import ir
 
     from estuary.passes import pipeline
-    from estuary.passes.lowering import winograd
+    from estuary.passes.lowering import common as C
+    from estuary.passes.lowering import spirv_workarounds, winograd
 
     timings = {} if timings is None else timings
     optimize = _optimize_default(optimize)
@@ -97,8 +113,9 @@ def compile_nn(nn, target="llvm-cpu", *, optimize=None, cpu="host", extra_flags=
     t0 = time.perf_counter()
     _progress(progress, "optimizing and lowering the nn module")
     fast3x3 = target == "llvm-cpu" and optimize and "cpu-winograd" not in disable_passes
-    if fast3x3:
-        with nn.context:
+    with nn.context:  # read by the lowering rules (common.for_gpu, winograd.enabled)
+        nn.module.operation.attributes[C.TARGET_ATTR] = ir.StringAttr.get(target)
+        if fast3x3:
             nn.module.operation.attributes[winograd.MODULE_FLAG] = ir.UnitAttr.get()
     pipeline.run_default(nn, optimize=optimize, disable=disable_passes)
     stats = {}
@@ -107,6 +124,10 @@ def compile_nn(nn, target="llvm-cpu", *, optimize=None, cpu="host", extra_flags=
             stats["winograd"] = winograd.count(nn.module)
             del nn.module.operation.attributes[winograd.MODULE_FLAG]
         _progress(progress, f"cpu-winograd: {stats['winograd']} 3x3 convolution(s) in Winograd form")
+    with nn.context:
+        del nn.module.operation.attributes[C.TARGET_ATTR]
+        if target in spirv_workarounds.TARGETS:
+            stats["isolated_reductions"] = spirv_workarounds.isolate_outer_reductions(nn.module)
     timings["lower_s"] = time.perf_counter() - t0
     if target == "llvm-cpu" and "estuary.keep_f64" in nn.module.operation.attributes:
         flags = flags + ["--iree-input-demote-f64-to-f32=false"]  # a lowering needs real f64 (lsh_projection)

@@ -158,9 +158,6 @@ def test_dequantize_requantize_pool_softmax_table(rng):
 
 
 @pytest.mark.vulkan
-@pytest.mark.xfail(strict=True, reason="IREE 3.13 Vulkan/lavapipe: a uint8 result computed with int arithmetic "
-                   "gets wrong values in its last elements when its element count is not a multiple of 4 "
-                   "(int32 results are right; the same kernels are right on llvm-cpu)")
 def test_conv_softmax_on_vulkan(rng):
     """The int8 TOSA convolution, the requantization and the softmax on lavapipe (5x5x3 and 4x6 outputs)."""
     x = rng.integers(0, 256, (1, 5, 5, 2)).astype(np.uint8)

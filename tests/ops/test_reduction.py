@@ -223,6 +223,38 @@ def test_arg(axis, keep, out, rng):
     run_args({"x": x.astype(np.float32), "h": x.astype(np.float16)}, axis, keep, out)
 
 
+
+def test_outer_axis_reductions_read_back_over_their_input(rng):
+    """x - max(x, outer axes), x - min(...), x - sum(...): IREE's SPIR-V code got these wrong when
+    it fused the subtraction into the reduction's dispatch (spirv_workarounds.py); with
+    ESTUARY_TEST_TARGET=vulkan-spirv (CI) this runs on lavapipe."""
+    x = rng.standard_normal((3, 20, 6)).astype(np.float32)
+    cases = [("reduceMax", "ReduceMax", [0]), ("reduceMin", "ReduceMin", [0, 2]), ("reduceSum", "ReduceSum", [0, 1])]
+    ops, nodes, init = [], [], {}
+    for i, (js, onnx_op, axes) in enumerate(cases):
+        ops += [op(js, ("input", "x"), outputs=f"r{i}", axes=axes, keepDimensions=True),
+                op("sub", ("a", "x"), ("b", f"r{i}"), outputs=f"y{i}")]
+        init[f"axes{i}"] = np.array(axes, np.int64)
+        nodes += [helper.make_node(onnx_op, ["x", f"axes{i}"], [f"r{i}"], keepdims=1),
+                  helper.make_node("Sub", ["x", f"r{i}"], [f"y{i}"])]
+    names = [f"y{i}" for i in range(len(cases))]
+    got = run_graph(graph({"x": x}, ops, names), {"x": x})
+    ref = run_onnx(nodes, {"x": x}, [(n, np.float32, None) for n in names], initializers=init)
+    for i, (_, _, axes) in enumerate(cases):
+        assert_accumulated(got[f"y{i}"], ref[f"y{i}"], int(np.prod([x.shape[a] for a in axes])))
+
+
+@pytest.mark.parametrize("axes,isolated", [([0], 1), ([2], 0), ([1, 2], 0), ([0, 2], 1)])
+def test_spirv_isolates_outer_axis_reductions(axes, isolated):
+    """The SPIR-V targets keep a reduction over a non-innermost axis out of its consumers' dispatch
+    (a barrier after it); innermost reductions are left to fuse. Compile only: no device needed."""
+    doc = graph({"x": ((3, 20, 6), "float32")},
+                [op("reduceMax", ("input", "x"), outputs="r", axes=axes, keepDimensions=True),
+                 op("sub", ("a", "x"), ("b", "r"))], ["y"])
+    art = estuary.compile(doc, target="vulkan-spirv", format="webnn")
+    assert art.stats["isolated_reductions"] == isolated
+    assert "isolated_reductions" not in estuary.compile(doc, format="webnn").stats
+
 def test_arg_long_axis_ties(rng):
     x = rng.integers(-4, 5, (3, 3001))
     run_args({"f": x.astype(np.float32), "i": x.astype(np.int32), "l": x.astype(np.int64)}, 1, False, "int32")
