@@ -2,6 +2,7 @@
 import os
 
 import estuary
+from helpers import TARGET
 
 
 def save(builder, tmp_path, name="model.mlmodel", spec_version=None):
@@ -15,8 +16,9 @@ def save(builder, tmp_path, name="model.mlmodel", spec_version=None):
     return path
 
 
-def run(path, feeds, target="llvm-cpu", shapes=None):
+def run(path, feeds, target=None, shapes=None):
     """Compile a .mlmodel with Estuary and run it; returns {output name: array}."""
+    target = target or TARGET  # ESTUARY_TEST_TARGET (helpers.py)
     art = estuary.compile(path, target=target, format="coreml", shapes=shapes)
     model = estuary.load(art, device="vulkan" if target == "vulkan-spirv" else None)
     return model.run(feeds)

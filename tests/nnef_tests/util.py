@@ -4,6 +4,7 @@ import struct
 import numpy as np
 
 import estuary
+from helpers import TARGET
 
 
 def dat_bytes(array):
@@ -56,8 +57,9 @@ def graph_text(inputs, outputs, body, extensions=(), fragments=""):
     return "\n".join(lines) + "\n"
 
 
-def run(path, feeds, target="llvm-cpu", shapes=None):
+def run(path, feeds, target=None, shapes=None):
     """Compile an NNEF model (folder, archive or graph.nnef) and run it; returns {output: array}."""
+    target = target or TARGET  # ESTUARY_TEST_TARGET (helpers.py)
     art = estuary.compile(path, target=target, format="nnef", shapes=shapes)
     model = estuary.load(art, device="vulkan" if target == "vulkan-spirv" else None)
     return model.run(feeds)
