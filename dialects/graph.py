@@ -195,7 +195,6 @@ def infer(opdef, specs, attrs):
     results = opdef.infer_specs(specs, attrs)
     for r in results:
         core.check(isinstance(r, TensorSpec), f"type rule of nn.{opdef.name} returned {r!r}")
-        core.check(all(d >= 0 for d in r.shape), f"inferred a negative dimension {list(r.shape)}")
         _check_tensor(r, "the result would be")
     return results
 

@@ -49,12 +49,17 @@ def op(name, *args, outputs="y", **options):
     return {"name": name, "arguments": arguments, "outputs": outputs}
 
 
-def run_graph(doc, feeds, target=None, device=None):
-    """Compile a WebNN graph dict for `target` (default TARGET) and run it on `feeds`."""
+def run_model(source, feeds, format, target=None, device=None, shapes=None):
+    """Compile a model for `target` (default TARGET, Vulkan's device for vulkan-spirv) and run it."""
     target = target or TARGET
-    art = estuary.compile(doc, target=target, format="webnn")
+    art = estuary.compile(source, target=target, format=format, shapes=shapes)
     model = estuary.load(art, device=device or ("vulkan" if target == "vulkan-spirv" else None))
     return model.run(feeds)
+
+
+def run_graph(doc, feeds, target=None, device=None):
+    """Compile a WebNN graph dict for `target` (default TARGET) and run it on `feeds`."""
+    return run_model(doc, feeds, "webnn", target, device)
 
 
 def run_onnx(nodes, inputs, outputs, initializers=None, opset=21):

@@ -1,8 +1,7 @@
 """Core ML test utilities: save a NeuralNetworkBuilder's model, compile and run it with Estuary."""
 import os
 
-import estuary
-from helpers import TARGET
+from helpers import run_model
 
 
 def save(builder, tmp_path, name="model.mlmodel", spec_version=None):
@@ -18,7 +17,4 @@ def save(builder, tmp_path, name="model.mlmodel", spec_version=None):
 
 def run(path, feeds, target=None, shapes=None):
     """Compile a .mlmodel with Estuary and run it; returns {output name: array}."""
-    target = target or TARGET  # ESTUARY_TEST_TARGET (helpers.py)
-    art = estuary.compile(path, target=target, format="coreml", shapes=shapes)
-    model = estuary.load(art, device="vulkan" if target == "vulkan-spirv" else None)
-    return model.run(feeds)
+    return run_model(path, feeds, "coreml", target, shapes=shapes)

@@ -3,8 +3,7 @@ import struct
 
 import numpy as np
 
-import estuary
-from helpers import TARGET
+from helpers import run_model
 
 
 def dat_bytes(array):
@@ -59,7 +58,4 @@ def graph_text(inputs, outputs, body, extensions=(), fragments=""):
 
 def run(path, feeds, target=None, shapes=None):
     """Compile an NNEF model (folder, archive or graph.nnef) and run it; returns {output: array}."""
-    target = target or TARGET  # ESTUARY_TEST_TARGET (helpers.py)
-    art = estuary.compile(path, target=target, format="nnef", shapes=shapes)
-    model = estuary.load(art, device="vulkan" if target == "vulkan-spirv" else None)
-    return model.run(feeds)
+    return run_model(path, feeds, "nnef", target, shapes=shapes)
