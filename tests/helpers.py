@@ -19,13 +19,14 @@ ON_GPU = TARGET != "llvm-cpu"
 GPU_ULP = 8
 
 
-def has_avx512():
-    """Whether this CPU has AVX-512 (cpu-tiles retiles only there)."""
-    try:
-        with open("/proc/cpuinfo") as f:
-            return " avx512f" in f.read()
-    except OSError:
-        return False
+def tile_lanes():
+    """The float32 vector lanes cpu-tiles retiles for on this host (the target `host` resolves
+    to): 16 with the AVX-512 baseline, 8 with AVX2, else None (IREE's tiles stay)."""
+    from estuary import host_cpu
+
+    flags = host_cpu._cpuinfo_flags()
+    level = host_cpu.level(flags) if flags is not None else None
+    return {"x86-64-v4": 16, "x86-64-v3": 8}.get(level)
 
 
 def graph(inputs, operators, outputs, constants=None):

@@ -15,7 +15,7 @@ sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 
 import models  # noqa: E402
 import onnx_to_webnn  # noqa: E402
-from helpers import has_avx512, onnx_model_case  # noqa: E402
+from helpers import tile_lanes, onnx_model_case  # noqa: E402
 
 IREE_7x7 = ([0, 1, 7, 64, 0, 0, 0], [1, 1, 7, 16, 0, 0, 0], [0, 0, 0, 0, 1, 1, 8])
 
@@ -170,7 +170,7 @@ def test_convolution_matches_onnxruntime(tmp_path, hw, c, f, k, stride, retuned)
     # the direct convolutions (Winograd, which would take some of these, is tested on its own)
     on = estuary.compile(path, disable_passes=["cpu-winograd"])
     off = estuary.compile(path, disable_passes=["cpu-tiles", "cpu-winograd"])
-    assert on.stats["cpu_tiles"] == (retuned if has_avx512() else 0)
+    assert on.stats["cpu_tiles"] == (retuned if tile_lanes() else 0)
     assert "cpu_tiles" not in off.stats
     for art in (on, off):
         got = estuary.load(art).run(feeds)["y"]
@@ -205,7 +205,7 @@ def test_pointwise_convolution_matches_onnxruntime(tmp_path, hw, c, f, stride, p
     path = onnx_to_webnn.convert(model, str(tmp_path / "pw.json"))
     ref = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(["y"], feeds)[0]
     on = estuary.compile(path)
-    if has_avx512() and stride == 1:
+    if tile_lanes() and stride == 1:
         assert on.stats["cpu_tiles"] >= 1
     for art in (on, estuary.compile(path, disable_passes=["cpu-tiles"])):
         np.testing.assert_allclose(estuary.load(art).run(feeds)["y"], ref, rtol=1e-4, atol=1e-4)
@@ -245,7 +245,7 @@ def test_lstm_matches_onnxruntime(tmp_path, hidden, form):
     on = estuary.compile(path)
     off = estuary.compile(path, disable_passes=["cpu-tiles"])
     # the recurrent product (IREE shares one executable among identical steps) and the classifier
-    assert on.stats["cpu_tiles"] >= (2 if has_avx512() else 0)
+    assert on.stats["cpu_tiles"] >= (2 if tile_lanes() else 0)
     for art in (on, off):
         np.testing.assert_allclose(estuary.load(art).run(feeds)["y"], ref, rtol=1e-5, atol=1e-5)
 
@@ -273,6 +273,45 @@ def test_softmax_matches_onnxruntime(tmp_path, shape, retuned):
     path = onnx_to_webnn.convert(model, str(tmp_path / "softmax.json"))
     ref = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(["y"], feeds)[0]
     on = estuary.compile(path)
-    assert on.stats["cpu_tiles"] == (1 if retuned and has_avx512() else 0)
+    assert on.stats["cpu_tiles"] == (1 if retuned and tile_lanes() else 0)
     for art in (on, estuary.compile(path, disable_passes=["cpu-tiles"])):
         np.testing.assert_allclose(estuary.load(art).run(feeds)["y"], ref, rtol=1e-5, atol=1e-6)
+
+
+# IREE's AVX2 choices (8-lane registers): 4 pixels x 4 channels x 8 input channels for ResNet-18's
+# 7x7x512 3x3 convolutions, 2 x 8 at 56 wide
+@pytest.mark.parametrize("shape, iree_tiles, tiles", [
+    ([1, 7, 7, 512], ([0, 1, 7, 64, 0, 0, 0], [1, 1, 4, 4, 0, 0, 0], [0, 0, 0, 0, 1, 1, 8]),
+     ([0, 7, 7, 64, 0, 0, 0], [1, 1, 7, 32, 0, 0, 0], [0, 0, 0, 0, 1, 1, 8])),   # odd width: whole rows, all of them
+    ([1, 56, 56, 64], ([0, 4, 56, 64, 0, 0], [1, 1, 2, 8, 0, 0, 0], [0, 0, 0, 0, 1, 1, 8]), None),  # not 7 loops
+    ([1, 56, 56, 64], ([0, 4, 56, 64, 0, 0, 0], [1, 1, 2, 8, 0, 0, 0], [0, 0, 0, 0, 1, 1, 3]),
+     ([0, 4, 56, 64, 0, 0, 0], [1, 1, 2, 32, 0, 0, 0], [0, 0, 0, 0, 1, 1, 8])),
+    ([1, 14, 14, 256], ([0, 2, 14, 64, 0, 0, 0], [1, 1, 4, 4, 0, 0, 0], [0, 0, 0, 0, 1, 1, 8]),
+     ([0, 2, 14, 64, 0, 0, 0], [1, 1, 2, 32, 0, 0, 0], [0, 0, 0, 0, 1, 1, 8])),
+    ([1, 7, 7, 96], ([0, 1, 7, 32, 0, 0, 0], [1, 1, 7, 8, 0, 0, 0], [0, 0, 0, 0, 1, 1, 8]), None),  # 96 channels
+    ([1, 9, 9, 64], ([0, 1, 9, 64, 0, 0, 0], [1, 1, 3, 8, 0, 0, 0], [0, 0, 0, 0, 1, 1, 8]), None),  # odd, wider than 7
+])
+def test_avx2_convolution_rule(shape, iree_tiles, tiles):
+    assert cpu_tiles.conv_tiles(shape, *iree_tiles, lanes=8) == tiles
+
+
+def test_avx2_pointwise_rule():
+    assert cpu_tiles.pointwise_tiles([56, 56, 128], [8, 56, 64, 0], [1, 8, 8, 0], [0, 0, 0, 8], lanes=8) == (
+        [1, 56, 64, 0], [1, 2, 32, 0], [0, 0, 0, 8])
+    assert cpu_tiles.pointwise_tiles([7, 7, 1024], [7, 7, 64, 0], [1, 7, 8, 0], [0, 0, 0, 8], lanes=8) == (
+        [7, 7, 64, 0], [1, 7, 16, 0], [0, 0, 0, 2])
+    assert cpu_tiles.pointwise_tiles([9, 9, 64], [1, 9, 64, 0], [1, 3, 8, 0], [0, 0, 0, 8], lanes=8) is None
+    assert cpu_tiles.pointwise_tiles([14, 14, 96], [7, 14, 32, 0], [1, 7, 8, 0], [0, 0, 0, 8], lanes=8) is None
+
+
+@pytest.mark.parametrize("features, lanes", [
+    ("+avx,+avx2,+fma", 8),
+    ("+avx2,+avx512f,+avx512bw", 16),
+    # IREE's `host` target on a VM that hides AVX-512: the CPU name's features, then the host's
+    ("+avx2,+avx512f,+fma,+avx2,-avx512f", 8),
+    ("+sse4.2,+popcnt", None),
+    ("", None),
+])
+def test_vector_lanes_of_a_target(features, lanes):
+    target = f'#hal.executable.target<"llvm-cpu", "embedded-elf-x86_64", {{cpu = "x", cpu_features = "{features}"}}>'
+    assert cpu_tiles.vector_lanes(target) == lanes

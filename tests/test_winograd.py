@@ -6,7 +6,7 @@ from onnx import helper
 
 import estuary
 from estuary.passes.lowering import winograd
-from helpers import assert_accumulated, graph, has_avx512, op, run_onnx
+from helpers import assert_accumulated, graph, tile_lanes, op, run_onnx
 
 
 def test_matrices_compute_a_correlation(rng):
@@ -70,7 +70,7 @@ def test_matches_onnxruntime(rng, size, cin, cout, kw):
 def test_transform_tiles_on_and_off(rng, size, cin, cout):
     """cpu-tiles retiles the four transform passes and the batched product (5 ops) on AVX-512;
     the result matches onnxruntime either way."""
-    for disable, tiled in (((), 5 if has_avx512() else 0), (("cpu-tiles",), None)):
+    for disable, tiled in (((), {16: 5, 8: 1}.get(tile_lanes(), 0)), (("cpu-tiles",), None)):
         stats, got, ref = _case(rng, size, cin, cout, disable=disable)
         assert stats["winograd"] == 1 and stats.get("cpu_tiles") == tiled
         assert_accumulated(got, ref, cin * 9)

@@ -7,6 +7,7 @@ import time
 
 from iree.compiler import api
 
+from estuary import host_cpu
 from estuary.errors import CompileError, EstuaryError
 
 # target name -> (runtime driver, IREE flags). Chip choices for GPU targets are overridable
@@ -54,7 +55,7 @@ def target_flags(target, cpu="host", extra=()):
         raise EstuaryError(f"unknown target {target!r}; choose one of {sorted(TARGETS)}")
     flags = list(TARGETS[target][1]) + EXECUTION_MODEL
     if target == "llvm-cpu":
-        flags += [f"--iree-llvmcpu-target-cpu={cpu}"] + CPU_FLAGS
+        flags += [f"--iree-llvmcpu-target-cpu={host_cpu.resolve(cpu)}"] + CPU_FLAGS
     if target == "vulkan-spirv" and not any(f.startswith("--iree-vulkan-target") for f in extra):
         flags.append(VULKAN_FEATURES)
     return flags + list(extra)

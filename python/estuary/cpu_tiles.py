@@ -77,6 +77,14 @@ WINOGRAD_BATCH = 36   # the 6x6 tile positions of passes/lowering/winograd.py
 WINOGRAD_GROUPS_PER_WORKER = 3  # workgroups per worker there, each of whole batches (2 or 6: slower)
 TRANSFORM_TERMS = 3   # a Winograd transform pass sums 6 coefficient-weighted inputs (winograd.py `_combine`)
 TRANSFORM_ROWS = 8    # ... over 6 (input) or 4 (output) transform rows: the vector size along them
+# AVX2 (16 ymm registers of 8 lanes; measured on a Zen 4 whose VM hides AVX-512, README "Ninth
+# ... AVX2" notes): 2 pixels x 32 channels (8 accumulators) per register tile, 8 input channels
+# per reduction step; at width 7, 7 pixels x 32 (direct) or x 16 (1x1) channels
+AVX2_PIXELS = 2
+AVX2_LANES = 32
+AVX2_UNROLL = 8
+AVX2_SMALL_POINTWISE_LANES = 16
+AVX2_SMALL_POINTWISE_UNROLL = 2
 
 
 WORKERS = max(1, min(os.cpu_count() or 1, 64))  # the host's cores: the runtime's default worker count
@@ -115,7 +123,7 @@ def _work_factor(window):
     return factor
 
 
-def conv_tiles(out_shape, distribution, vector, reduction, window=None):
+def conv_tiles(out_shape, distribution, vector, reduction, window=None, lanes=16):
     """The tile choice for a 2-D NHWC convolution (loops n, oh, ow, f, kh, kw, c), or None to
     keep IREE's. `out_shape` is [N, OH, OW, F]; the lists are IREE's chosen tile sizes; `window`
     is KH*KW*C when known.
@@ -139,6 +147,8 @@ def conv_tiles(out_shape, distribution, vector, reduction, window=None):
     threads (onnxruntime 0.50-0.51). Measured per width in the README."""
     if len(distribution) != 7 or len(vector) != 7 or len(reduction) != 7 or len(out_shape) != 4:
         return None
+    if lanes == 8:
+        return _conv_tiles_avx2(out_shape, distribution, reduction)
     width, pixels, lanes = out_shape[2], vector[2], vector[3]
     if out_shape[3] % CHANNELS or lanes != 16 or not 0 < pixels <= 8:
         return None  # 16 lanes = one zmm register: the AVX-512 choice these rules were measured against
@@ -167,7 +177,25 @@ def conv_tiles(out_shape, distribution, vector, reduction, window=None):
             reduction[:6] + [unroll])
 
 
-def pointwise_tiles(out_shape, distribution, vector, reduction):
+def _conv_tiles_avx2(out_shape, distribution, reduction):
+    """`conv_tiles` on AVX2 (IREE's 8-lane choice): register tiles of AVX2_PIXELS pixels x
+    AVX2_LANES channels at even widths (IREE's workgroup rows), else at widths up to 7 the whole
+    row x AVX2_LANES channels in workgroups of all rows and 64 channels. IREE's own tiles (4
+    pixels x 4 channels x 8 input channels) ran ResNet-18's 7x7x512 convolutions at 14-19 GFLOP/s
+    on two threads; these at 85-100 (README)."""
+    height, width, channels = out_shape[1], out_shape[2], out_shape[3]
+    if channels % CHANNELS:
+        return None
+    if width % AVX2_PIXELS == 0 and distribution[2] % AVX2_PIXELS == 0:
+        return ([0, distribution[1], distribution[2], CHANNELS, 0, 0, 0], [1, 1, AVX2_PIXELS, AVX2_LANES, 0, 0, 0],
+                reduction[:6] + [AVX2_UNROLL])
+    if width <= SMALL_WIDTH:
+        return ([0, height, width, CHANNELS, 0, 0, 0], [1, 1, width, AVX2_LANES, 0, 0, 0],
+                reduction[:6] + [AVX2_UNROLL])
+    return None
+
+
+def pointwise_tiles(out_shape, distribution, vector, reduction, lanes=16):
     """The tile choice for a 1x1 convolution built by pointwise.py (loops oh, ow, f, c), or None
     to keep IREE's: the register tiles of `conv_tiles` (7 pixels x 64 channels at width <= 7,
     else IREE's 7-8 pixels x 32 channels), 4 input channels per reduction step; workgroups of
@@ -175,6 +203,8 @@ def pointwise_tiles(out_shape, distribution, vector, reduction):
     workgroup count `balanced` (a 28x28x128 stride-2 shortcut: 4 rows, 14 workgroups, not 56)."""
     if not (len(distribution) == len(vector) == len(reduction) == 4) or len(out_shape) != 3:
         return None
+    if lanes == 8:
+        return _pointwise_tiles_avx2(out_shape, distribution)
     width, pixels, lanes = out_shape[1], vector[1], vector[2]
     if out_shape[2] % CHANNELS or lanes != 16 or not 0 < pixels <= 8 or width % min(pixels, width):
         return None
@@ -184,6 +214,24 @@ def pointwise_tiles(out_shape, distribution, vector, reduction):
     rows = balanced_rows(out_shape[0], distribution[0] if width <= MAX_PIXELS else 1, out_shape[2] // CHANNELS)
     return ([rows, width, CHANNELS, 0], [1, pixels, channels, 0],
             [0, 0, 0, POINTWISE_UNROLL if small else REDUCTION_UNROLL])
+
+
+def _pointwise_tiles_avx2(out_shape, distribution):
+    """`pointwise_tiles` on AVX2: AVX2_PIXELS pixels x AVX2_LANES channels, 8 input channels per
+    step, at even widths; at width 7, 7 pixels x 16 channels, 2 per step; workgroups as there.
+    MobileNet's 1x1 products on two threads: 9.05 ms with IREE's 8 x 8 x 16-lane tiles, 7.37
+    with these (README)."""
+    width, channels = out_shape[1], out_shape[2]
+    if channels % CHANNELS:
+        return None
+    if width % AVX2_PIXELS == 0:
+        pixels, lanes, unroll = AVX2_PIXELS, AVX2_LANES, AVX2_UNROLL
+    elif width <= SMALL_WIDTH:
+        pixels, lanes, unroll = width, AVX2_SMALL_POINTWISE_LANES, AVX2_SMALL_POINTWISE_UNROLL
+    else:
+        return None
+    rows = balanced_rows(out_shape[0], distribution[0] if width <= MAX_PIXELS else 1, channels // CHANNELS)
+    return ([rows, width, CHANNELS, 0], [1, pixels, lanes, 0], [0, 0, 0, unroll])
 
 
 def transpose_tiles(image):
@@ -401,7 +449,7 @@ def _transposed_image(op):
     return _shape(op.operands[0])
 
 
-def _retune_function(func, conv):
+def _retune_function(func, conv, lanes=16):
     changed = 0
     for op in _blocks(func):
         if "lowering_config" not in op.attributes or not op.results:
@@ -427,40 +475,53 @@ def _retune_function(func, conv):
             choice = matvec_tiles(reduced[-1], *lists, extents=extents) if reduced else None
         elif _is_pointwise(op):
             out = _shape(op.results[0])
-            choice = pointwise_tiles(out, *lists) if out is not None else None
+            choice = pointwise_tiles(out, *lists, lanes=lanes) if out is not None else None
         elif conv and len(op.results) == 1:
             out = _shape(op.results[0])
             filt = _shape(op.operands[1]) if len(op.operands) > 1 else None  # [KH, KW, C, F]
             window = filt[0] * filt[1] * filt[2] if filt is not None and len(filt) == 4 else None
-            choice = conv_tiles(out, *lists, window=window) if out is not None else None
+            choice = conv_tiles(out, *lists, window=window, lanes=lanes) if out is not None else None
         if choice:
             op.attributes["lowering_config"] = _config(*choice)
             changed += 1
     return changed
 
 
+def vector_lanes(target):
+    """float32 lanes of the widest vector registers an llvm-cpu variant's target attribute
+    enables: 16 with AVX-512, 8 with AVX2, else None (no rule here was measured there)."""
+    features = re.search(r'cpu_features = "([^"]*)"', target)
+    features = set(features.group(1).split(",")) if features else set()
+    if "-avx512f" not in features and "+avx512f" in features:
+        return 16
+    if "-avx2" not in features and "+avx2" in features:
+        return 8
+    return None
+
+
 def retune(module):
-    """Rewrite the convolution and recurrent-product tiles of every AVX-512 llvm-cpu variant in a
-    module configured by IREE (phase `executable-configurations`); returns how many ops changed."""
+    """Rewrite the convolution and recurrent-product tiles of every AVX-512 or AVX2 llvm-cpu
+    variant in a module configured by IREE (phase `executable-configurations`); returns how many
+    ops changed."""
     changed = 0
 
-    def visit(op, avx512):
+    def visit(op, lanes):
         nonlocal changed
         if op.name == "hal.executable.variant":
-            avx512 = "+avx512f" in str(op.attributes["target"])
+            lanes = vector_lanes(str(op.attributes["target"]))
         if op.name == "func.func":
             info = op.attributes["translation_info"] if "translation_info" in op.attributes else None
-            if avx512 and info is not None:
+            if lanes and info is not None:
                 softmax = "_softmax_" in str(op.attributes["sym_name"])  # IREE names dispatches by their root op
                 if softmax:
                     changed += _retune_softmax(op)
                 else:
-                    changed += _retune_transform(op) or _retune_function(op, PIPELINE in str(info))
+                    changed += _retune_transform(op) or _retune_function(op, PIPELINE in str(info), lanes)
             return
         for child in _blocks(op):
-            visit(child, avx512)
+            visit(child, lanes)
 
-    visit(module, False)
+    visit(module, None)
     return changed
 
 
