@@ -205,7 +205,8 @@ def test_pointwise_convolution_matches_onnxruntime(tmp_path, hw, c, f, stride, p
     path = onnx_to_webnn.convert(model, str(tmp_path / "pw.json"))
     ref = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(["y"], feeds)[0]
     on = estuary.compile(path)
-    if tile_lanes() and stride == 1:
+    # on AVX2 an unstrided product at most 7 wide is a plain matmul (data-tiled), not retiled
+    if tile_lanes() and stride == 1 and (hw > 7 or tile_lanes() == 16):
         assert on.stats["cpu_tiles"] >= 1
     for art in (on, estuary.compile(path, disable_passes=["cpu-tiles"])):
         np.testing.assert_allclose(estuary.load(art).run(feeds)["y"], ref, rtol=1e-4, atol=1e-4)
@@ -315,3 +316,32 @@ def test_avx2_pointwise_rule():
 def test_vector_lanes_of_a_target(features, lanes):
     target = f'#hal.executable.target<"llvm-cpu", "embedded-elf-x86_64", {{cpu = "x", cpu_features = "{features}"}}>'
     assert cpu_tiles.vector_lanes(target) == lanes
+
+
+def test_depthwise_rule():
+    """A depthwise convolution at most 7 wide whose register tile does not divide the row (IREE's
+    2 pixels on AVX2) takes the whole row; others keep IREE's tiles."""
+    iree = ([0, 1, 7, 64, 0, 0], [1, 1, 2, 8, 0, 0], [0, 0, 0, 0, 1, 3])
+    assert cpu_tiles.depthwise_tiles([1, 7, 7, 512], *iree) == (iree[0], [1, 1, 7, 8, 0, 0], iree[2])
+    assert cpu_tiles.depthwise_tiles([1, 14, 14, 512], *iree) is None      # 2 divides 14
+    assert cpu_tiles.depthwise_tiles([1, 9, 9, 64], *iree) is None         # wider than 7
+    assert cpu_tiles.depthwise_tiles([1, 7, 7, 512], iree[0], [1, 1, 7, 16, 0, 0], iree[2]) is None
+    assert cpu_tiles.depthwise_tiles([1, 7, 7, 512], [0, 1, 7, 64, 0, 0, 0], [1, 1, 2, 8, 0, 0, 0],
+                                     [0, 0, 0, 0, 1, 1, 3]) is None        # a direct convolution's 7 loops
+
+
+@pytest.mark.parametrize("hw, stride", [(7, 1), (14, 2), (5, 1)])
+def test_depthwise_convolution_matches_onnxruntime(tmp_path, hw, stride):
+    """MobileNet's narrow depthwise layers, retiled where IREE's pixel tile does not divide the row."""
+    import onnxruntime as ort
+
+    net, rng = models.Net(14), np.random.default_rng(114)
+    x = rng.standard_normal((1, 64, hw, hw)).astype(np.float32)
+    out = (hw - 1) // stride + 1
+    net.node("Relu", [net.conv("x", 64, 64, 3, out, stride=stride, groups=64)])
+    net.nodes[-1].output[0] = "y"
+    model, feeds, _ = net.model({"x": x}, ["y"], {"x": x})
+    path = onnx_to_webnn.convert(model, str(tmp_path / "dw.json"))
+    ref = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(["y"], feeds)[0]
+    for art in (estuary.compile(path), estuary.compile(path, disable_passes=["cpu-tiles"])):
+        np.testing.assert_allclose(estuary.load(art).run(feeds)["y"], ref, rtol=1e-4, atol=1e-4)

@@ -239,6 +239,7 @@ def enclosing_module(op):
 
 
 TARGET_ATTR = "estuary.target"  # module attribute: the IREE target compile_nn lowers for
+CPU_LANES_ATTR = "estuary.cpu_lanes"  # module attribute: float32 vector lanes of the llvm-cpu target, when known
 
 
 def for_gpu(op):
@@ -248,6 +249,15 @@ def for_gpu(op):
     if module is None or TARGET_ATTR not in module.attributes:
         return False
     return ir.StringAttr(module.attributes[TARGET_ATTR]).value != "llvm-cpu"
+
+
+def cpu_lanes():
+    """The float32 vector lanes of the llvm-cpu target the module being built at the insertion
+    point is lowered for (8: AVX2, 16: AVX-512), else None."""
+    module = enclosing_module(ir.InsertionPoint.current.block.owner)
+    if module is None or CPU_LANES_ATTR not in module.attributes:
+        return None
+    return ir.IntegerAttr(module.attributes[CPU_LANES_ATTR]).value
 
 
 def log1p(x):

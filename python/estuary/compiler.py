@@ -116,6 +116,9 @@ def compile_nn(nn, target="llvm-cpu", *, optimize=None, cpu="host", extra_flags=
     fast3x3 = target == "llvm-cpu" and optimize and "cpu-winograd" not in disable_passes
     with nn.context:  # read by the lowering rules (common.for_gpu, winograd.enabled)
         nn.module.operation.attributes[C.TARGET_ATTR] = ir.StringAttr.get(target)
+        lanes = host_cpu.vector_lanes(cpu) if target == "llvm-cpu" else None
+        if lanes:
+            nn.module.operation.attributes[C.CPU_LANES_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), lanes)
         if fast3x3:
             nn.module.operation.attributes[winograd.MODULE_FLAG] = ir.UnitAttr.get()
     pipeline.run_default(nn, optimize=optimize, disable=disable_passes)
@@ -127,6 +130,8 @@ def compile_nn(nn, target="llvm-cpu", *, optimize=None, cpu="host", extra_flags=
         _progress(progress, f"cpu-winograd: {stats['winograd']} 3x3 convolution(s) in Winograd form")
     with nn.context:
         del nn.module.operation.attributes[C.TARGET_ATTR]
+        if lanes:
+            del nn.module.operation.attributes[C.CPU_LANES_ATTR]
         if target in spirv_workarounds.TARGETS:
             stats["isolated_reductions"] = spirv_workarounds.isolate_outer_reductions(nn.module)
     timings["lower_s"] = time.perf_counter() - t0

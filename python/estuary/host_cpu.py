@@ -57,3 +57,17 @@ def resolve(cpu):
     if cpu != "host" or platform.machine().lower() not in ("x86_64", "amd64"):
         return cpu
     return choose(_cpuinfo_flags())
+
+
+
+LANES = {"x86-64-v3": 8, "x86-64-v4": 16}
+
+
+def vector_lanes(cpu):
+    """float32 lanes of the vector registers llvm-cpu code for `cpu` gets on this host: 8 for an
+    AVX2 level, 16 for AVX-512 (`host` on such a host, or x86-64-v4), else None (unknown)."""
+    resolved = resolve(cpu)
+    if resolved == "host":
+        flags = _cpuinfo_flags() if platform.machine().lower() in ("x86_64", "amd64") else None
+        resolved = level(flags) if flags is not None else None
+    return LANES.get(resolved)

@@ -1,0 +1,46 @@
+// RUN: estuary-opt %s --split-input-file --nn-verify --lower-nn-to-tosa | FileCheck %s
+
+// On AVX2 (compile_nn sets estuary.cpu_lanes = 8), an unstrided 1x1 convolution at most 7 pixels
+// wide is a plain matmul over its 49 pixels, which IREE data-tiles (passes/lowering/pointwise.py).
+// CHECK-LABEL: func.func @narrow
+// CHECK: %[[W:.*]] = tosa.const values(dense<{{\[\[}}1.000000e+00, 1.000000e+00, 0.000000e+00, 2.000000e+00], [2.000000e+00, 1.000000e+00, 0.000000e+00, 2.000000e+00]{{.*}} : tensor<8x4xf32>)
+// CHECK: linalg.matmul ins({{.*}}, %[[W]] : tensor<49x8xf32>, tensor<8x4xf32>) outs({{.*}} : tensor<49x4xf32>)
+// CHECK-NOT: linalg.generic
+// CHECK: tosa.add {{.*}} -> tensor<1x7x7x4xf32>
+module attributes {estuary.cpu_lanes = 8 : i64} {
+func.func @narrow(%x: tensor<1x7x7x8xf32>, %b: tensor<4xf32>) -> tensor<1x7x7x4xf32> {
+  %w = "nn.constant"() {value = dense<[[[[1.0]], [[2.0]], [[3.0]], [[4.0]], [[5.0]], [[6.0]], [[7.0]], [[8.0]]], [[[1.0]], [[1.0]], [[1.0]], [[1.0]], [[1.0]], [[1.0]], [[1.0]], [[1.0]]], [[[0.0]], [[0.0]], [[0.0]], [[0.0]], [[0.0]], [[0.0]], [[0.0]], [[0.0]]], [[[2.0]], [[2.0]], [[2.0]], [[2.0]], [[2.0]], [[2.0]], [[2.0]], [[2.0]]]]> : tensor<4x8x1x1xf32>} : () -> tensor<4x8x1x1xf32>
+  %0 = "nn.conv2d"(%x, %w, %b) {input_layout = "nhwc", operandSegmentSizes = array<i32: 1, 1, 1>} : (tensor<1x7x7x8xf32>, tensor<4x8x1x1xf32>, tensor<4xf32>) -> tensor<1x7x7x4xf32>
+  return %0 : tensor<1x7x7x4xf32>
+}
+}
+
+// -----
+
+// Wider, or strided, it keeps the [C, F] generic that cpu-tiles retiles.
+// CHECK-LABEL: func.func @wide_or_strided
+// CHECK-NOT: linalg.matmul
+// CHECK: linalg.generic {{.*}} ins({{.*}} : tensor<8x8x8xf32>, tensor<8x4xf32>) outs({{.*}} : tensor<8x8x4xf32>)
+// CHECK: linalg.generic {{.*}} ins({{.*}} : tensor<7x7x8xf32>, tensor<8x4xf32>) outs({{.*}} : tensor<4x4x4xf32>)
+module attributes {estuary.cpu_lanes = 8 : i64} {
+func.func @wide_or_strided(%x: tensor<1x8x8x8xf32>, %y: tensor<1x7x7x8xf32>) -> (tensor<1x8x8x4xf32>, tensor<1x4x4x4xf32>) {
+  %w = "nn.constant"() {value = dense<0.5> : tensor<4x8x1x1xf32>} : () -> tensor<4x8x1x1xf32>
+  %0 = "nn.conv2d"(%x, %w) {input_layout = "nhwc", operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<1x8x8x8xf32>, tensor<4x8x1x1xf32>) -> tensor<1x8x8x4xf32>
+  %1 = "nn.conv2d"(%y, %w) {strides = array<i64: 2, 2>, input_layout = "nhwc", operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<1x7x7x8xf32>, tensor<4x8x1x1xf32>) -> tensor<1x4x4x4xf32>
+  return %0, %1 : tensor<1x8x8x4xf32>, tensor<1x4x4x4xf32>
+}
+}
+
+// -----
+
+// With AVX-512 (16 lanes) the narrow product stays a generic too.
+// CHECK-LABEL: func.func @narrow_avx512
+// CHECK-NOT: linalg.matmul
+// CHECK: linalg.generic {{.*}} ins({{.*}} : tensor<7x7x8xf32>, tensor<8x4xf32>) outs({{.*}} : tensor<7x7x4xf32>)
+module attributes {estuary.cpu_lanes = 16 : i64} {
+func.func @narrow_avx512(%x: tensor<1x7x7x8xf32>) -> tensor<1x7x7x4xf32> {
+  %w = "nn.constant"() {value = dense<0.5> : tensor<4x8x1x1xf32>} : () -> tensor<4x8x1x1xf32>
+  %0 = "nn.conv2d"(%x, %w) {input_layout = "nhwc", operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<1x7x7x8xf32>, tensor<4x8x1x1xf32>) -> tensor<1x7x7x4xf32>
+  return %0 : tensor<1x7x7x4xf32>
+}
+}
