@@ -44,3 +44,36 @@ func.func @narrow_avx512(%x: tensor<1x7x7x8xf32>) -> tensor<1x7x7x4xf32> {
   return %0 : tensor<1x7x7x4xf32>
 }
 }
+
+// -----
+
+// On AVX2 a 3x3 convolution with an output at most 7 wide is im2col (one copy generic whose
+// input map carries the stride) and a matmul with [KH*KW*C, F] constant weights.
+// CHECK: #[[WIN:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0 * 2 + d2, d1 * 2 + d3, d4)>
+// CHECK-LABEL: func.func @im2col
+// CHECK-NOT: tosa.conv2d
+// CHECK: tosa.pad
+// CHECK: linalg.generic {indexing_maps = [#[[WIN]], {{.*}} ins({{.*}} : tensor<9x9x2xf32>) outs({{.*}} : tensor<4x4x3x3x2xf32>)
+// CHECK: linalg.matmul ins({{.*}} : tensor<16x18xf32>, tensor<18x4xf32>) outs({{.*}} : tensor<16x4xf32>)
+// CHECK: tosa.add {{.*}} -> tensor<1x4x4x4xf32>
+module attributes {estuary.cpu_lanes = 8 : i64} {
+func.func @im2col(%x: tensor<1x8x8x2xf32>) -> tensor<1x4x4x4xf32> {
+  %w = "nn.constant"() {value = dense<0.5> : tensor<4x2x3x3xf32>} : () -> tensor<4x2x3x3xf32>
+  %0 = "nn.conv2d"(%x, %w) {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>, input_layout = "nhwc", operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<1x8x8x2xf32>, tensor<4x2x3x3xf32>) -> tensor<1x4x4x4xf32>
+  return %0 : tensor<1x4x4x4xf32>
+}
+}
+
+// -----
+
+// Wider than 7, or without a known 8-lane target, it stays TOSA's convolution.
+// CHECK-LABEL: func.func @direct
+// CHECK-NOT: linalg.matmul
+// CHECK: tosa.conv2d
+module attributes {estuary.cpu_lanes = 8 : i64} {
+func.func @direct(%x: tensor<1x8x8x2xf32>) -> tensor<1x8x8x4xf32> {
+  %w = "nn.constant"() {value = dense<0.5> : tensor<4x2x3x3xf32>} : () -> tensor<4x2x3x3xf32>
+  %0 = "nn.conv2d"(%x, %w) {padding = array<i64: 1, 1, 1, 1>, input_layout = "nhwc", operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<1x8x8x2xf32>, tensor<4x2x3x3xf32>) -> tensor<1x8x8x4xf32>
+  return %0 : tensor<1x8x8x4xf32>
+}
+}

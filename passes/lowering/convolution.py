@@ -10,7 +10,7 @@ from iree.compiler.dialects import tosa
 
 from estuary.dialects.ops.convolution import TO_IOHW, TO_OIHW
 from estuary.passes.lowering import common as C
-from estuary.passes.lowering import lower, pointwise, winograd
+from estuary.passes.lowering import im2col, lower, pointwise, winograd
 
 
 def _f32():
@@ -61,6 +61,10 @@ def _conv_nhwc(x, w_oihw, bias, pad, strides, dilations, dtype, depthwise_mult=N
         w_const = pointwise.constant_array(w_oihw) if winograd.applies(x, w_oihw, pad, strides, dilations) else None
         if w_const is not None:
             return winograd.conv3x3(x, w_const, bias, pad)
+    w_const = im2col.weights(x, w_oihw, strides, dilations) if depthwise_mult is None else None
+    y = im2col.conv(x, w_const, bias, pad, strides, dilations) if w_const is not None else None
+    if y is not None:
+        return y
     n, h, wd, c = C.shape_of(x)
     o, _, kh, kw = C.shape_of(w_oihw)
     pt, pb, pl, pr = pad
