@@ -170,7 +170,9 @@ def test_convolution_matches_onnxruntime(tmp_path, hw, c, f, k, stride, retuned)
     # the direct convolutions (Winograd, which would take some of these, is tested on its own)
     on = estuary.compile(path, disable_passes=["cpu-winograd"])
     off = estuary.compile(path, disable_passes=["cpu-tiles", "cpu-winograd"])
-    assert on.stats["cpu_tiles"] == (retuned if tile_lanes() else 0)
+    # on AVX2 a convolution at most 7 wide is im2col and a matmul (passes/lowering/im2col.py)
+    im2col = tile_lanes() == 8 and k > 1 and hw // stride <= 7
+    assert on.stats["cpu_tiles"] == (retuned if tile_lanes() and not im2col else 0)
     assert "cpu_tiles" not in off.stats
     for art in (on, off):
         got = estuary.load(art).run(feeds)["y"]

@@ -204,7 +204,8 @@ def build_parser():
     s.add_argument("-o", "--output", help="output .vmfb (default: <model>.vmfb)")
     s.add_argument("--target", default="llvm-cpu", choices=sorted(TARGETS))
     s.add_argument("--format", choices=formats)
-    s.add_argument("--target-cpu", default="host", help="llvm-cpu: 'host' or an LLVM CPU name ('generic' for portable)")
+    s.add_argument("--target-cpu", default="host", help="llvm-cpu: 'host' (on x86-64 without AVX-512: the x86-64 level the host has) "
+                                                     "or an LLVM CPU name ('generic' for portable)")
     s.add_argument("--no-optimize", action="store_true", help="skip the nn-level optimization passes")
     s.add_argument("--disable-pass", action="append", metavar="NAME",
                    help="skip one optimization pass, e.g. nn-layout-nhwc, cpu-winograd or cpu-tiles (repeatable)")
