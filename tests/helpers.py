@@ -20,13 +20,11 @@ GPU_ULP = 8
 
 
 def tile_lanes():
-    """The float32 vector lanes cpu-tiles retiles for on this host (the target `host` resolves
-    to): 16 with the AVX-512 baseline, 8 with AVX2, else None (IREE's tiles stay)."""
+    """The float32 vector lanes cpu-tiles retiles for on this host (what the target `host`
+    resolves to): 16 with AVX-512, 8 with AVX2, else None (IREE's tiles stay)."""
     from estuary import host_cpu
 
-    flags = host_cpu._cpuinfo_flags()
-    level = host_cpu.level(flags) if flags is not None else None
-    return {"x86-64-v4": 16, "x86-64-v3": 8}.get(level)
+    return host_cpu.vector_lanes("host")
 
 
 def graph(inputs, operators, outputs, constants=None):

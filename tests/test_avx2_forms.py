@@ -56,3 +56,32 @@ def test_narrow_pointwise_convolution(tmp_path, hw, pool):
         y = net.node("Relu", [net.conv("x", 32, 64, 1, hw, pad=0)])
         return net.node("GlobalAveragePool", [y]) if pool else net.node("Relu", [net.conv(y, 64, 64, 3, hw, groups=64)])
     _run(tmp_path, build, (1, 32, hw, hw), 22)
+
+
+def test_forms_follow_the_optimization_switch(tmp_path):
+    """The AVX2 lowering forms are optimizations: off with the passes (the plain TOSA forms)."""
+    from estuary.passes.lowering import common
+
+    seen = []
+    real = common.cpu_lanes
+
+    def spy():
+        seen.append(real())
+        return seen[-1]
+
+    def build(net):
+        return net.conv("x", 8, 8, 3, 5)
+    common.cpu_lanes, saved = spy, common.cpu_lanes
+    try:
+        _run(tmp_path, build, (1, 8, 5, 5), 23)
+        assert 8 in seen
+        seen.clear()
+        net = models.Net(23)
+        net.node("Relu", [build(net)])
+        net.nodes[-1].output[0] = "y"
+        x = np.zeros((1, 8, 5, 5), np.float32)
+        model, _, _ = net.model({"x": x}, ["y"], {"x": x})
+        estuary.compile(onnx_to_webnn.convert(model, str(tmp_path / "off.json")), cpu="x86-64-v3", optimize=False)
+        assert seen and set(seen) == {None}
+    finally:
+        common.cpu_lanes = saved

@@ -116,7 +116,7 @@ def compile_nn(nn, target="llvm-cpu", *, optimize=None, cpu="host", extra_flags=
     fast3x3 = target == "llvm-cpu" and optimize and "cpu-winograd" not in disable_passes
     with nn.context:  # read by the lowering rules (common.for_gpu, winograd.enabled)
         nn.module.operation.attributes[C.TARGET_ATTR] = ir.StringAttr.get(target)
-        lanes = host_cpu.vector_lanes(cpu) if target == "llvm-cpu" else None
+        lanes = host_cpu.vector_lanes(cpu) if target == "llvm-cpu" and optimize else None  # common.cpu_lanes
         if lanes:
             nn.module.operation.attributes[C.CPU_LANES_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), lanes)
         if fast3x3:

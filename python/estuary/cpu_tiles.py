@@ -1,5 +1,5 @@
 """`cpu-tiles`: register tiles for convolutions and recurrent matrix-vector products on AVX-512
-CPUs.
+and AVX2 CPUs (the AVX2 rules: `_conv_tiles_avx2`, `_pointwise_tiles_avx2`, `depthwise_tiles`).
 
 IREE's llvm-cpu heuristics give every direct convolution a 7-or-8-pixel x 16-channel register
 tile (one zmm register per pixel), which is load-bound. Measured on Zen 5 (README,
@@ -77,9 +77,9 @@ WINOGRAD_BATCH = 36   # the 6x6 tile positions of passes/lowering/winograd.py
 WINOGRAD_GROUPS_PER_WORKER = 3  # workgroups per worker there, each of whole batches (2 or 6: slower)
 TRANSFORM_TERMS = 3   # a Winograd transform pass sums 6 coefficient-weighted inputs (winograd.py `_combine`)
 TRANSFORM_ROWS = 8    # ... over 6 (input) or 4 (output) transform rows: the vector size along them
-# AVX2 (16 ymm registers of 8 lanes; measured on a Zen 4 whose VM hides AVX-512, README "Ninth
-# ... AVX2" notes): 2 pixels x 32 channels (8 accumulators) per register tile, 8 input channels
-# per reduction step; at width 7, 7 pixels x 32 (direct) or x 16 (1x1) channels
+# AVX2 (16 ymm registers of 8 lanes; measured on a Zen 4 whose VM hides AVX-512, README
+# "Decisions", AVX2 forms): 2 pixels x 32 channels (8 accumulators) per register tile, 8 input
+# channels per reduction step; at width 7, 7 pixels x 32 (direct) or x 16 (1x1) channels
 AVX2_PIXELS = 2
 AVX2_LANES = 32
 AVX2_UNROLL = 8
@@ -126,7 +126,8 @@ def _work_factor(window):
 def conv_tiles(out_shape, distribution, vector, reduction, window=None, lanes=16):
     """The tile choice for a 2-D NHWC convolution (loops n, oh, ow, f, kh, kw, c), or None to
     keep IREE's. `out_shape` is [N, OH, OW, F]; the lists are IREE's chosen tile sizes; `window`
-    is KH*KW*C when known.
+    is KH*KW*C when known; `lanes` the target's float32 vector lanes (8: `_conv_tiles_avx2`).
+    The rules below are AVX-512's (16 lanes).
 
     Width <= 7: rows of 7 pixels x 64 channels; workgroups of all rows and, with several
     workers, one equal block of the output channels per worker (ResNet-18's 7x7x512
@@ -200,7 +201,8 @@ def depthwise_tiles(out_shape, distribution, vector, reduction):
     IREE's: when IREE's register tile of pixels does not divide an output at most 7 wide (2 on
     AVX2 for MobileNet's 7x7 layers, whose remainder pixel then runs unvectorized), the whole row.
     MobileNet's 7x7x512 and 7x7x1024 depthwise convolutions on AVX2, two threads: 125 and 169
-    -> 21 and 40 us (onnxruntime 25 and 17)."""
+    -> 21 and 40 us (onnxruntime 25 and 17). Applies to any vector width (IREE's AVX-512 choice
+    at width 7 is already 7 pixels)."""
     if not (len(distribution) == len(vector) == len(reduction) == 6) or len(out_shape) != 4:
         return None
     width, pixels = out_shape[2], vector[2]
@@ -232,7 +234,8 @@ def pointwise_tiles(out_shape, distribution, vector, reduction, lanes=16):
 
 def _pointwise_tiles_avx2(out_shape, distribution):
     """`pointwise_tiles` on AVX2: AVX2_PIXELS pixels x AVX2_LANES channels, 8 input channels per
-    step, at even widths; at width 7, 7 pixels x 16 channels, 2 per step; workgroups as there.
+    step, at even widths; at width 7, 7 pixels x 16 channels, 2 per step; workgroups of whole
+    rows as in `pointwise_tiles`.
     MobileNet's 1x1 products on two threads: 9.05 ms with IREE's 8 x 8 x 16-lane tiles, 7.37
     with these (README)."""
     width, channels = out_shape[1], out_shape[2]
