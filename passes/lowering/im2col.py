@@ -10,18 +10,16 @@ the weights are a constant [KH*KW*C, F] matrix, and the product runs on IREE's m
 """
 import numpy as np
 from iree.compiler import ir
-from iree.compiler.dialects import linalg, tosa
+from iree.compiler.dialects import linalg
 
 from estuary.passes.lowering import common as C
 from estuary.passes.lowering.matvec import zeros
-from estuary.passes.lowering.pointwise import constant_array
-
-NARROW = 7  # outputs at most this wide
+from estuary.passes.lowering.pointwise import NARROW, constant_array, matmul_bias
 
 
 def weights(x, w_oihw, strides, dilations):
     """The constant OIHW weights of a convolution this form applies to, else None: AVX2, batch 1,
-    float32, a window larger than 1x1, an output at most NARROW wide."""
+    float32, a window larger than 1x1 (`conv` checks that the output is at most NARROW wide)."""
     n, h, wd, c = C.shape_of(x)
     f, i, kh, kw = C.shape_of(w_oihw)
     if C.cpu_lanes() != 8 or n != 1 or i != c or kh * kw == 1:
@@ -60,7 +58,4 @@ def conv(x, w_oihw, bias, pad, strides, dilations):
     with ir.InsertionPoint(block):
         linalg.YieldOp([block.arguments[0]])
     w_kf = np.ascontiguousarray(np.transpose(w_oihw, (2, 3, 1, 0)).reshape(kh * kw * c, f))
-    product = linalg.matmul(C.reshape(patches.result, [oh * ow, kh * kw * c]), C.const(w_kf, "float32"),
-                            outs=[zeros([oh * ow, f])])
-    return tosa.add(C.tensor_type([1, oh, ow, f], f32), C.reshape(product, [1, oh, ow, f]),
-                    C.reshape(bias, [1, 1, 1, f]))
+    return matmul_bias(C.reshape(patches.result, [oh * ow, kh * kw * c]), C.const(w_kf, "float32"), bias, oh, ow)

@@ -75,9 +75,7 @@ def conv1x1(x, w_cf, bias, strides):
     weights_cf = C.const(w_cf, "float32")
     f32 = ir.F32Type.get()
     if sh == sw == 1 and ow <= NARROW and C.cpu_lanes() == 8:
-        product = linalg.matmul(C.reshape(x, [h * wd, c]), weights_cf, outs=[zeros([h * wd, f])])
-        return tosa.add(C.tensor_type([1, oh, ow, f], f32), C.reshape(product, [1, oh, ow, f]),
-                        C.reshape(bias, [1, 1, 1, f]))
+        return matmul_bias(C.reshape(x, [h * wd, c]), weights_cf, bias, oh, ow)
     d = [ir.AffineDimExpr.get(i) for i in range(4)]  # oh, ow, f, c
     maps = [ir.AffineMap.get(4, 0, [d[0] * sh if sh > 1 else d[0], d[1] * sw if sw > 1 else d[1], d[3]]),
             ir.AffineMap.get(4, 0, [d[3], d[2]]), ir.AffineMap.get(4, 0, [d[0], d[1], d[2]])]
@@ -91,6 +89,15 @@ def conv1x1(x, w_cf, bias, strides):
         linalg.YieldOp([arith.addf(acc, arith.mulf(a, b))])
     op.operation.attributes[TAG] = ir.UnitAttr.get()
     return tosa.add(C.tensor_type([1, oh, ow, f], f32), C.reshape(op.result, [1, oh, ow, f]),
+                    C.reshape(bias, [1, 1, 1, f]))
+
+
+def matmul_bias(rows, w, bias, oh, ow):
+    """rows [OH*OW, K] times the constant w [K, F], plus bias [F] -> [1, OH, OW, F] float32: a
+    plain `linalg.matmul`, which IREE data-tiles (the AVX2 forms here and in im2col.py)."""
+    f = C.shape_of(w)[1]
+    product = linalg.matmul(rows, w, outs=[zeros([oh * ow, f])])
+    return tosa.add(C.tensor_type([1, oh, ow, f], ir.F32Type.get()), C.reshape(product, [1, oh, ow, f]),
                     C.reshape(bias, [1, 1, 1, f]))
 
 

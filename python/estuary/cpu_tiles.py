@@ -150,8 +150,8 @@ def conv_tiles(out_shape, distribution, vector, reduction, window=None, lanes=16
         return None
     if lanes == 8:
         return _conv_tiles_avx2(out_shape, distribution, reduction)
-    width, pixels, lanes = out_shape[2], vector[2], vector[3]
-    if out_shape[3] % CHANNELS or lanes != 16 or not 0 < pixels <= 8:
+    width, pixels, iree_lanes = out_shape[2], vector[2], vector[3]
+    if out_shape[3] % CHANNELS or iree_lanes != 16 or not 0 < pixels <= 8:
         return None  # 16 lanes = one zmm register: the AVX-512 choice these rules were measured against
     if width <= SMALL_WIDTH:
         if pixels > SMALL_WIDTH:
@@ -221,8 +221,8 @@ def pointwise_tiles(out_shape, distribution, vector, reduction, lanes=16):
         return None
     if lanes == 8:
         return _pointwise_tiles_avx2(out_shape, distribution)
-    width, pixels, lanes = out_shape[1], vector[1], vector[2]
-    if out_shape[2] % CHANNELS or lanes != 16 or not 0 < pixels <= 8 or width % min(pixels, width):
+    width, pixels, iree_lanes = out_shape[1], vector[1], vector[2]
+    if out_shape[2] % CHANNELS or iree_lanes != 16 or not 0 < pixels <= 8 or width % min(pixels, width):
         return None
     pixels = min(pixels, width)
     small = width <= SMALL_WIDTH
