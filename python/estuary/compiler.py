@@ -217,13 +217,16 @@ def iree_compile(nn, flags, retile=False, stats=None):
         ok, inv, keep = _execute(session, nn, retile, {} if stats is None else stats)
     finally:
         handler.detach()
-    if not ok:
-        detail = "\n  ".join(diagnostics[:20]) or "(no diagnostics)"
-        raise CompileError(f"{nn.source}: IREE failed to compile for {' '.join(flags)}:\n  {detail}")
-    out = api.Output.open_membuffer()
-    inv.output_vm_bytecode(out)
-    del keep  # the configured module the phased invocation borrowed
-    return bytes(out.map_memory())
+    try:
+        if not ok:
+            detail = "\n  ".join(diagnostics[:20]) or "(no diagnostics)"
+            raise CompileError(f"{nn.source}: IREE failed to compile for {' '.join(flags)}:\n  {detail}")
+        out = api.Output.open_membuffer()
+        inv.output_vm_bytecode(out)
+        return bytes(out.map_memory())
+    finally:
+        inv.close()  # the session keeps each invocation, and the module it holds, until closed
+        del keep  # the configured module the phased invocation borrowed
 
 
 def compile(source, target="llvm-cpu", format=None, *, optimize=None, cpu="host", extra_flags=(),
@@ -236,8 +239,12 @@ def compile(source, target="llvm-cpu", format=None, *, optimize=None, cpu="host"
     _progress(progress, f"importing {source if isinstance(source, (str, os.PathLike)) else type(source).__name__}")
     nn = import_model(source, format=format, shapes=shapes)
     timings["import_s"] = time.perf_counter() - t0
-    art = compile_nn(nn, target, optimize=optimize, cpu=cpu, extra_flags=extra_flags,
-                     progress=progress, timings=timings, disable_passes=disable_passes)
+    try:
+        art = compile_nn(nn, target, optimize=optimize, cpu=cpu, extra_flags=extra_flags,
+                         progress=progress, timings=timings, disable_passes=disable_passes)
+    finally:
+        if nn is not source:  # built here: free its MLIR context and weights (NNModule.close)
+            nn.close()
     timings["total_s"] = time.perf_counter() - t0
     return art
 

@@ -575,6 +575,7 @@ def phased_compile(session, module_op, context):
     if not first.execute():
         return False, first, 0, None
     configured = first.export_module()
+    first.close()
     with context:
         changed = retune(configured)
     second = session.invocation()

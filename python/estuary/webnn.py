@@ -178,7 +178,11 @@ class MLContext:
         feeds = graph._feeds(inputs)
         if graph._model is None:
             nn, graph._nn = graph._nn, None  # compiling lowers the module in place: it serves once
-            art = estuary.compile(nn if nn is not None else dict(graph), target=self.target)
+            try:
+                art = estuary.compile(nn if nn is not None else dict(graph), target=self.target)
+            finally:
+                if nn is not None:
+                    nn.close()  # its MLIR context and weights (NNModule.close)
             graph._model = estuary.load(art, device=self.device)
         return graph._model.run(feeds)
 
