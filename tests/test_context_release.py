@@ -83,3 +83,21 @@ def test_webnn_compute_frees_the_graph_and_still_runs():
     expected = run_onnx([helper.make_node("MatMul", ["x", "w"], ["y"])], feeds, [("y", np.float32, None)], {"w": w})["y"]
     np.testing.assert_allclose(first, expected, rtol=1e-5, atol=1e-5)
     np.testing.assert_array_equal(again, first)
+
+
+def test_webnn_build_frees_the_builders_scratch_module():
+    before = len(graph.RESOURCES)
+    context = webnn.ML().createContext()
+    b = webnn.MLGraphBuilder(context)
+    w = np.random.default_rng(3).standard_normal((64, 64)).astype(np.float32)
+    x = b.input("x", {"dataType": "float32", "shape": [2, 64]})
+    y = b.matmul(x, b.constant({"dataType": "float32", "shape": [64, 64]}, w))
+    g = b.build({"y": y})  # x and y stay referenced here: their shapes still answer
+    assert (x.shape, y.shape, y.dataType) == ([2, 64], [2, 64], "float32")
+    feeds = {"x": np.random.default_rng(4).standard_normal((2, 64)).astype(np.float32)}
+    out = context.compute(g, feeds)["y"]
+    assert len(graph.RESOURCES) == before  # neither the scratch module nor the graph's is left
+    expected = run_onnx([helper.make_node("MatMul", ["x", "w"], ["y"])], feeds, [("y", np.float32, None)], {"w": w})["y"]
+    np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)
+    with pytest.raises(webnn.InvalidStateError):
+        b.relu(x)

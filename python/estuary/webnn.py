@@ -24,7 +24,7 @@ import numpy as np
 
 from estuary import dtypes
 from estuary.dialects.core import TensorSpec
-from estuary.dialects.graph import Graph, spec_of
+from estuary.dialects.graph import Graph, free_session, spec_of
 from estuary.errors import EstuaryError
 from estuary.importers.webnn import MAX_ELEMENTS, OPS, load_graph
 from estuary.importers.webnn.registry import OpContext, options_of
@@ -358,7 +358,17 @@ class MLGraphBuilder:
                 doc["operators"].append({"name": "identity", "arguments": [{"input": names[o]}], "outputs": name})
         graph = MLGraph(doc, self._context, {n: dict(o._desc) for n, o in outputs.items()}, load_graph(doc))
         self._built = True
+        self._free_scratch()
         return graph
+
+    def _free_scratch(self):
+        """Once built, the scratch module has served: drop the operands' values in it and free
+        its MLIR context and the constants it holds (`free_session`), which otherwise lived as
+        long as the process."""
+        for o in [*self._inputs.values(), *self._constants, *(r for rec in self._operators for r in rec.results)]:
+            o._value = None
+        session, self._graph = self._graph.session, None
+        return free_session(session)
 
 
 def _constant_data(desc, value):
