@@ -197,7 +197,10 @@ def _pointwise_net(hw, c, f, stride, pool=False):
 
 @pytest.mark.parametrize("hw, c, f, stride, pool", [(14, 64, 128, 1, False), (7, 32, 64, 1, False),
                                                     (28, 16, 64, 2, False), (15, 32, 64, 2, False),
-                                                    (7, 64, 128, 1, True)])
+                                                    (7, 64, 128, 1, True),
+                                                    # AVX2's blocked weights: unstrided, strided, pooled
+                                                    (14, 32, 256, 1, False), (16, 32, 128, 2, False),
+                                                    (28, 16, 192, 1, True)])
 def test_pointwise_convolution_matches_onnxruntime(tmp_path, hw, c, f, stride, pool):
     """1x1 convolutions are built with [C, F] weights (passes/lowering/pointwise.py) and retiled;
     a global pooling of one reads it through an extra zero row (kept off IREE's data tiling)."""
@@ -305,6 +308,20 @@ def test_avx2_pointwise_rule():
         [7, 7, 64, 0], [1, 7, 16, 0], [0, 0, 0, 2])
     assert cpu_tiles.pointwise_tiles([9, 9, 64], [1, 9, 64, 0], [1, 3, 8, 0], [0, 0, 0, 8], lanes=8) is None
     assert cpu_tiles.pointwise_tiles([14, 14, 96], [7, 14, 32, 0], [1, 7, 8, 0], [0, 0, 0, 8], lanes=8) is None
+
+
+def test_avx2_blocked_pointwise_rule():
+    """Blocked 1x1 products (pointwise.py on AVX2): 2 pixels x one 32-channel block per register
+    tile, workgroups of two blocks; pixel loops IREE folded into one take groups of <= 98 pixels."""
+    tiles = ([2, 1, 32, 0], [0, 0, 0, 8])
+    assert cpu_tiles.blocked_pointwise_tiles([196, 16, 32], [14, 16, 32, 0]) == ([98, 2, 0, 0], *tiles)
+    assert cpu_tiles.blocked_pointwise_tiles([784, 8, 32], [28, 8, 32, 0]) == ([98, 2, 0, 0], *tiles)
+    assert cpu_tiles.blocked_pointwise_tiles([8, 8, 4, 32], [1, 8, 4, 32, 0]) == (
+        [1, 8, 2, 0, 0], [1, 2, 1, 32, 0], [0, 0, 0, 0, 8])
+    assert cpu_tiles.blocked_pointwise_tiles([196, 32, 16], [14, 16, 32, 0]) is None  # other block width
+    assert cpu_tiles.blocked_pointwise_tiles([49, 16, 32], [7, 16, 32, 0]) is None  # no even group of pixels
+    assert cpu_tiles.blocked_pointwise_tiles([196, 3, 32], [14, 3, 32, 0]) is None  # odd block count
+    assert cpu_tiles.blocked_pointwise_tiles([7, 7, 4, 32], [1, 7, 4, 32, 0]) is None  # odd width
 
 
 @pytest.mark.parametrize("features, lanes", [

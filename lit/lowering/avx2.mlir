@@ -77,3 +77,25 @@ func.func @direct(%x: tensor<1x8x8x2xf32>) -> tensor<1x8x8x4xf32> {
   return %0 : tensor<1x8x8x4xf32>
 }
 }
+
+// -----
+
+// At least 128 output channels (a multiple of 64, an even width): the weights come in blocks of
+// 32 output channels, [F / 32, C, 32], and the product has loops (oh, ow, f / 32, f % 32, c),
+// a stride in the input's map (passes/lowering/pointwise.py, cpu_tiles.blocked_pointwise_tiles).
+// CHECK: #[[IN:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4)>
+// CHECK: #[[W:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d2, d4, d3)>
+// CHECK: #[[OUT:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>
+// CHECK: #[[IN2:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0 * 2, d1 * 2, d4)>
+// CHECK-LABEL: func.func @blocked
+// CHECK: linalg.generic {indexing_maps = [#[[IN]], #[[W]], #[[OUT]]], {{.*}} ins({{.*}} : tensor<8x8x8xf32>, tensor<4x8x32xf32>) outs({{.*}} : tensor<8x8x4x32xf32>)
+// CHECK: tosa.add {{.*}} -> tensor<1x8x8x128xf32>
+// CHECK: linalg.generic {indexing_maps = [#[[IN2]], #[[W]], #[[OUT]]], {{.*}} ins({{.*}} : tensor<8x8x8xf32>, tensor<4x8x32xf32>) outs({{.*}} : tensor<4x4x4x32xf32>)
+module attributes {estuary.cpu_lanes = 8 : i64} {
+func.func @blocked(%x: tensor<1x8x8x8xf32>, %b: tensor<128xf32>) -> (tensor<1x8x8x128xf32>, tensor<1x4x4x128xf32>) {
+  %w = "nn.constant"() {value = dense<0.5> : tensor<128x8x1x1xf32>} : () -> tensor<128x8x1x1xf32>
+  %0 = "nn.conv2d"(%x, %w, %b) {input_layout = "nhwc", operandSegmentSizes = array<i32: 1, 1, 1>} : (tensor<1x8x8x8xf32>, tensor<128x8x1x1xf32>, tensor<128xf32>) -> tensor<1x8x8x128xf32>
+  %1 = "nn.conv2d"(%x, %w) {strides = array<i64: 2, 2>, input_layout = "nhwc", operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<1x8x8x8xf32>, tensor<128x8x1x1xf32>) -> tensor<1x4x4x128xf32>
+  return %0, %1 : tensor<1x8x8x128xf32>, tensor<1x4x4x128xf32>
+}
+}
