@@ -29,7 +29,7 @@ more (f // BLOCK, f % BLOCK). With [C, F] weights each reduction step of a 32-ch
 tile read 128 bytes at a stride of F floats; with F a power of two those rows fall into a few
 cache sets and evict each other. In blocks the tile reads one contiguous run: MobileNet's
 14x14x512x512 product on two threads 756-760 -> 640 us (onnxruntime 601), 13 % faster on one
-thread, and its 1x1 products 6.99 -> 6.38-6.42 ms in all (README, "Performance").
+thread, and its 1x1 products 6.99 -> 6.34-6.42 ms in all (README, "Performance").
 """
 import numpy as np
 from iree.compiler import ir
