@@ -35,12 +35,13 @@ import numpy as np
 from iree.compiler import ir
 from iree.compiler.dialects import arith, linalg, tosa
 
+from estuary.cpu_tiles import AVX2_LANES, CHANNELS
 from estuary.dialects.graph import constant_value
 from estuary.passes.lowering import common as C
 from estuary.passes.lowering.matvec import zeros
 
 NARROW = 7  # on AVX2, unstrided products at most this wide are a plain matmul (data-tiled)
-BLOCK = 32  # on AVX2, output channels per weight block: one register tile's width (cpu_tiles.AVX2_LANES)
+BLOCK = AVX2_LANES  # on AVX2, output channels per weight block: one register tile's width
 BLOCKED_MIN = 128  # on AVX2, products with at least this many output channels take blocked weights
 TAG = "estuary.pointwise"  # on the product generic, read by pad_for_pooling while lowering
 _PASS_THROUGH = ("tosa.add", "tosa.clamp", "tosa.reshape", "tosa.mul", "tosa.maximum", "tosa.minimum")
@@ -88,7 +89,7 @@ def conv1x1(x, w_cf, bias, strides):
         return matmul_bias(C.reshape(x, [h * wd, c]), C.const(w_cf, "float32"), bias, oh, ow)
     d = [ir.AffineDimExpr.get(i) for i in range(5)]
     pixel = [d[0] * sh if sh > 1 else d[0], d[1] * sw if sw > 1 else d[1]]
-    if avx2 and f >= BLOCKED_MIN and f % (2 * BLOCK) == 0 and ow % 2 == 0:  # cpu_tiles.blocked_pointwise_tiles
+    if avx2 and f >= BLOCKED_MIN and f % CHANNELS == 0 and ow % 2 == 0:  # cpu_tiles.blocked_pointwise_tiles
         # loops oh, ow, f // BLOCK, f % BLOCK, c; weights [F // BLOCK, C, BLOCK]
         blocks = np.ascontiguousarray(w_cf.reshape(c, f // BLOCK, BLOCK).transpose(1, 0, 2))
         maps = [[*pixel, d[4]], [d[2], d[4], d[3]], [d[0], d[1], d[2], d[3]]]

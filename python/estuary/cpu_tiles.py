@@ -469,13 +469,7 @@ def _is_pointwise(op):
     """A 1x1 convolution as passes/lowering/pointwise.py builds it: loops (oh, ow, f, c), weights
     [C, F]. Matched by shape, since IREE rebuilds the op (dropping its tag) when it folds the
     unit batch dimension."""
-    if op.name != "linalg.generic" or "indexing_maps" not in op.attributes or len(op.results) != 1:
-        return False
-    maps = [str(m) for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
-    iters = str(op.attributes["iterator_types"])
-    return (len(maps) == 3 and all(m in maps[i + 1] for i, m in enumerate(_POINTWISE_MAPS))
-            and iters.count("parallel") == 3 and iters.count("reduction") == 1
-            and iters.rstrip("]").endswith("reduction>"))
+    return _product_with_maps(op, _POINTWISE_MAPS)
 
 
 _BLOCKED_MAPS = {  # weights, output: unstrided (IREE folded the pixel loops) and strided
@@ -487,11 +481,17 @@ _BLOCKED_MAPS = {  # weights, output: unstrided (IREE folded the pixel loops) an
 def _is_blocked_pointwise(op, out):
     """A 1x1 convolution with blocked weights as passes/lowering/pointwise.py builds it on AVX2
     (`out` is its result shape), matched by shape as `_is_pointwise` is."""
-    if op.name != "linalg.generic" or "indexing_maps" not in op.attributes or out is None or len(out) not in _BLOCKED_MAPS:
+    return out is not None and len(out) in _BLOCKED_MAPS and _product_with_maps(op, _BLOCKED_MAPS[len(out)])
+
+
+def _product_with_maps(op, maps):
+    """Whether `op` is a one-result linalg.generic whose weights' and output's indexing maps are
+    `maps` and whose only reduction loop is its last (the loop count is the maps')."""
+    if op.name != "linalg.generic" or "indexing_maps" not in op.attributes or len(op.results) != 1:
         return False
-    maps = [str(m) for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
+    found = [str(m) for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
     iters = str(op.attributes["iterator_types"])
-    return (len(maps) == 3 and all(m in maps[i + 1] for i, m in enumerate(_BLOCKED_MAPS[len(out)]))
+    return (len(found) == 3 and all(m in found[i + 1] for i, m in enumerate(maps))
             and iters.count("reduction") == 1 and iters.rstrip("]").endswith("reduction>"))
 
 
@@ -526,20 +526,18 @@ def _retune_function(func, conv, lanes=16):
         if None in lists:
             continue
         choice = None
+        out = _shape(op.results[0])
         if op.name == "linalg.batch_mmt4d":
-            choice = batch_mmt4d_tiles(_shape(op.results[0]), *lists)
+            choice = batch_mmt4d_tiles(out, *lists)
         elif MATVEC_TAG in op.attributes:
             reduced = _shape(op.operands[0]) if op.operands else None
-            out = _shape(op.results[0])
             extents = out + [reduced[-1]] if reduced and out is not None else None
             choice = matvec_tiles(reduced[-1], *lists, extents=extents) if reduced else None
-        elif lanes == 8 and len(op.results) == 1 and _is_blocked_pointwise(op, _shape(op.results[0])):
-            choice = blocked_pointwise_tiles(_shape(op.results[0]), lists[0])
+        elif lanes == 8 and _is_blocked_pointwise(op, out):
+            choice = blocked_pointwise_tiles(out, lists[0])
         elif _is_pointwise(op):
-            out = _shape(op.results[0])
             choice = pointwise_tiles(out, *lists, lanes=lanes) if out is not None else None
         elif conv and len(op.results) == 1:
-            out = _shape(op.results[0])
             filt = _shape(op.operands[1]) if len(op.operands) > 1 else None  # [KH, KW, C, F]
             window = filt[0] * filt[1] * filt[2] if filt is not None and len(filt) == 4 else None
             if out is None:
