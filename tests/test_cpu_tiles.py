@@ -200,7 +200,13 @@ def _pointwise_net(hw, c, f, stride, pool=False):
                                                     (7, 64, 128, 1, True),
                                                     # AVX2's blocked weights: unstrided, strided, pooled
                                                     (14, 32, 256, 1, False), (16, 32, 128, 2, False),
-                                                    (28, 16, 192, 1, True)])
+                                                    (28, 16, 192, 1, True),
+                                                    # AVX-512's: 32-channel blocks (padded consumer:
+                                                    # a copy), 64 at width 7 (pooled, strided),
+                                                    # 8-pixel tiles, a strided 8-wide row
+                                                    (14, 32, 512, 1, False), (7, 64, 512, 1, True),
+                                                    (14, 32, 512, 2, False), (8, 16, 512, 1, False),
+                                                    (16, 16, 512, 2, False)])
 def test_pointwise_convolution_matches_onnxruntime(tmp_path, hw, c, f, stride, pool):
     """1x1 convolutions are built with [C, F] weights (passes/lowering/pointwise.py) and retiled;
     a global pooling of one reads it through an extra zero row (kept off IREE's data tiling)."""
@@ -322,6 +328,58 @@ def test_avx2_blocked_pointwise_rule():
     assert cpu_tiles.blocked_pointwise_tiles([49, 16, 32], [7, 16, 32, 0]) is None  # no even group of pixels
     assert cpu_tiles.blocked_pointwise_tiles([196, 3, 32], [14, 3, 32, 0]) is None  # odd block count
     assert cpu_tiles.blocked_pointwise_tiles([7, 7, 4, 32], [1, 7, 4, 32, 0]) is None  # odd width
+
+
+def test_avx512_blocked_pointwise_rule():
+    """Blocked 1x1 products on AVX-512: 7 or 8 pixels x one block (32 channels, 64 at width <= 7)
+    per register tile, 4 (2 for 64-channel blocks) input channels a step; folded pixel loops
+    take `balanced` groups of <= 98 pixels."""
+    rule = cpu_tiles.blocked_pointwise_tiles
+    assert rule([196, 16, 32], [14, 16, 32, 0], 16) == ([98, 2, 0, 0], [7, 1, 32, 0], [0, 0, 0, 4])
+    assert rule([49, 16, 64], [1, 16, 64, 0], 16) == ([49, 1, 0, 0], [7, 1, 64, 0], [0, 0, 0, 2])
+    assert rule([64, 16, 32], [8, 16, 32, 0], 16) == ([64, 2, 0, 0], [8, 1, 32, 0], [0, 0, 0, 4])
+    assert rule([7, 7, 8, 64], [1, 7, 8, 64, 0], 16) == ([7, 7, 1, 0, 0], [1, 7, 1, 64, 0], [0, 0, 0, 0, 2])
+    assert rule([8, 8, 16, 32], [1, 8, 16, 32, 0], 16) == ([1, 8, 2, 0, 0], [1, 8, 1, 32, 0], [0, 0, 0, 0, 4])
+    assert rule([25, 8, 64], [5, 8, 64, 0], 16) is None   # no tile of 7 or 8 pixels divides 25
+    assert rule([196, 16, 16], [14, 16, 32, 0], 16) is None  # not a block width of these rules
+    assert rule([196, 16, 32], [14, 16, 32, 0]) == ([98, 2, 0, 0], [2, 1, 32, 0], [0, 0, 0, 8])  # AVX2
+
+
+@pytest.mark.parametrize("oh, ow, f, lanes, strided, block", [
+    (14, 14, 512, 16, False, 32), (7, 7, 1024, 16, False, 64), (7, 7, 512, 16, True, 64),
+    (14, 14, 256, 16, False, None),   # fewer than 512 channels on AVX-512
+    (5, 5, 512, 16, False, None),     # 25 pixels: no register tile of 7 or 8
+    (5, 5, 512, 16, True, 64),        # strided: the whole 5-pixel row
+    (1, 5, 512, 16, True, None),      # IREE drops the unit height: 5 pixels again
+    (14, 14, 448, 16, False, None),   # not a multiple of 64 channels
+    (14, 14, 128, 8, False, 32), (7, 7, 128, 8, False, None), (14, 14, 512, None, False, None),
+])
+def test_pointwise_block(oh, ow, f, lanes, strided, block):
+    assert cpu_tiles.pointwise_block(oh, ow, f, lanes, strided) == block
+
+
+def test_image_convolution_rule():
+    """An image (3 channels) into 32 channels on AVX-512: IREE's pixels x 32 channels, a whole
+    filter row of every channel per reduction step, >= 8-row balanced workgroups."""
+    iree = ([0, 16, 56, 32, 0, 0, 0], [1, 1, 8, 16, 0, 0, 0], [0, 0, 0, 0, 1, 1, 3])
+    assert cpu_tiles.image_conv_tiles([1, 112, 112, 32], [3, 3, 3, 32], *iree) == (
+        [0, 8, 112, 32, 0, 0, 0], [1, 1, 8, 32, 0, 0, 0], [0, 0, 0, 0, 1, 3, 3])
+    assert cpu_tiles.image_conv_tiles([1, 112, 112, 64], [3, 3, 3, 64], *iree) is None  # conv_tiles' case
+    assert cpu_tiles.image_conv_tiles([1, 112, 112, 32], [3, 3, 16, 32], *iree) is None  # not an image
+    assert cpu_tiles.image_conv_tiles([1, 14, 14, 32], [3, 3, 3, 32], *iree) is None  # a register tile's row
+
+
+@pytest.mark.skipif(tile_lanes() != 16, reason="the image rule is AVX-512's")
+def test_image_convolution_matches_onnxruntime(tmp_path):
+    import onnxruntime as ort
+
+    model, feeds, _ = _conv_net(32, 3, 32, 3, 2)
+    path = onnx_to_webnn.convert(model, str(tmp_path / "stem.json"))
+    ref = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(["y"], feeds)[0]
+    on = estuary.compile(path)
+    assert on.stats["cpu_tiles"] == 2  # the convolution and the image's NCHW -> NHWC transpose
+    for art in (on, estuary.compile(path, disable_passes=["cpu-tiles"])):
+        np.testing.assert_allclose(estuary.load(art).run(feeds)["y"], ref, rtol=1e-4, atol=1e-4)
 
 
 @pytest.mark.parametrize("features, lanes", [

@@ -23,26 +23,30 @@ On AVX2 (8-lane registers: `common.cpu_lanes`), an unstrided product at most NAR
 next op pads: MobileNet's 7x7x1024x512 and 7x7x1024x1024 products on two threads 548 and 1109 us
 as generics with `cpu-tiles`' best AVX2 tiles, 438 and 847 us so (onnxruntime 342 and 662).
 
-Wider AVX2 products with at least BLOCKED_MIN output channels (an even width, a multiple of 64
-channels) take their weights in blocks of BLOCK output channels, [F / BLOCK, C, BLOCK], one loop
-more (f // BLOCK, f % BLOCK). With [C, F] weights each reduction step of a 32-channel register
-tile read 128 bytes at a stride of F floats; with F a power of two those rows fall into a few
-cache sets and evict each other. In blocks the tile reads one contiguous run: MobileNet's
-14x14x512x512 product on two threads 756-760 -> 640 us (onnxruntime 601), 13 % faster on one
-thread, and its 1x1 products 6.99 -> 6.34-6.42 ms in all (README, "Performance").
+Products with many output channels take their weights in blocks of B output channels,
+[F / B, C, B], one loop more (f // B, f % B); `cpu_tiles.pointwise_block` picks B. With [C, F]
+weights each reduction step of a 32-channel register tile read 128 bytes at a stride of F
+floats; with F a power of two those rows fall into a few cache sets and evict each other. In
+blocks the tile reads one contiguous run. AVX2 (at least 128 channels, even widths, B = 32):
+MobileNet's 14x14x512x512 product on two threads 756-760 -> 640 us (onnxruntime 601), 13 %
+faster on one thread, its 1x1 products 6.99 -> 6.34-6.42 ms in all. AVX-512 (at least 512
+channels, B = 32, or 64 at width <= 7), on a Zen 4, one core: the 14x14x512x512 products 989 ->
+924 us, the 7x7x1024x512 and 7x7x1024x1024 ones 593 -> 499 and 1192 -> 983 us; MobileNet on two
+threads 7.16 -> 6.56 ms against onnxruntime's 6.16. Narrower AVX-512 products gained nothing, and
+a blocked product followed by a padding consumer costs a copy into the padded buffer (IREE does
+not write through the reshape of the blocked result): 13 us for a 14x14x512 one on one core
+(README, "Performance").
 """
 import numpy as np
 from iree.compiler import ir
 from iree.compiler.dialects import arith, linalg, tosa
 
-from estuary.cpu_tiles import AVX2_LANES, CHANNELS
+from estuary.cpu_tiles import pointwise_block
 from estuary.dialects.graph import constant_value
 from estuary.passes.lowering import common as C
 from estuary.passes.lowering.matvec import zeros
 
 NARROW = 7  # on AVX2, unstrided products at most this wide are a plain matmul (data-tiled)
-BLOCK = AVX2_LANES  # on AVX2, output channels per weight block: one register tile's width
-BLOCKED_MIN = 128  # on AVX2, products with at least this many output channels take blocked weights
 TAG = "estuary.pointwise"  # on the product generic, read by pad_for_pooling while lowering
 _PASS_THROUGH = ("tosa.add", "tosa.clamp", "tosa.reshape", "tosa.mul", "tosa.maximum", "tosa.minimum")
 
@@ -89,11 +93,12 @@ def conv1x1(x, w_cf, bias, strides):
         return matmul_bias(C.reshape(x, [h * wd, c]), C.const(w_cf, "float32"), bias, oh, ow)
     d = [ir.AffineDimExpr.get(i) for i in range(5)]
     pixel = [d[0] * sh if sh > 1 else d[0], d[1] * sw if sw > 1 else d[1]]
-    if avx2 and f >= BLOCKED_MIN and f % CHANNELS == 0 and ow % 2 == 0:  # cpu_tiles.blocked_pointwise_tiles
-        # loops oh, ow, f // BLOCK, f % BLOCK, c; weights [F // BLOCK, C, BLOCK]
-        blocks = np.ascontiguousarray(w_cf.reshape(c, f // BLOCK, BLOCK).transpose(1, 0, 2))
+    block = pointwise_block(oh, ow, f, C.cpu_lanes(), strided=sh > 1 or sw > 1)
+    if block:  # cpu_tiles.blocked_pointwise_tiles
+        # loops oh, ow, f // block, f % block, c; weights [F // block, C, block]
+        blocks = np.ascontiguousarray(w_cf.reshape(c, f // block, block).transpose(1, 0, 2))
         maps = [[*pixel, d[4]], [d[2], d[4], d[3]], [d[0], d[1], d[2], d[3]]]
-        product = _product(C.reshape(x, [h, wd, c]), C.const(blocks, "float32"), [oh, ow, f // BLOCK, BLOCK], maps)
+        product = _product(C.reshape(x, [h, wd, c]), C.const(blocks, "float32"), [oh, ow, f // block, block], maps)
     else:  # loops oh, ow, f, c; weights [C, F]
         maps = [[*pixel, d[3]], [d[3], d[2]], [d[0], d[1], d[2]]]
         product = _product(C.reshape(x, [h, wd, c]), C.const(w_cf, "float32"), [oh, ow, f], maps)

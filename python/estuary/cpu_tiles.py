@@ -87,6 +87,12 @@ AVX2_UNROLL = 8
 AVX2_SMALL_POINTWISE_LANES = 16
 AVX2_SMALL_POINTWISE_UNROLL = 2
 BLOCKED_GROUP_PIXELS = 98  # pixels per workgroup at most for blocked 1x1 products (half a 14x14 image)
+# AVX-512 blocked 1x1 products (measured on a Zen 4 with AVX-512): products with at least
+# BLOCKED_MIN_AVX512 output channels take weights in blocks of WIDE_LANES channels (CHANNELS at
+# width <= SMALL_WIDTH); narrower products gained nothing and pay a copy into the next layer's
+# padded buffer (IREE does not write through the blocked result's reshape)
+BLOCKED_MIN_AVX2 = 128
+BLOCKED_MIN_AVX512 = 512
 
 
 WORKERS = max(1, min(os.cpu_count() or 1, 64))  # the host's cores: the runtime's default worker count
@@ -180,6 +186,25 @@ def conv_tiles(out_shape, distribution, vector, reduction, window=None, lanes=16
             reduction[:6] + [unroll])
 
 
+def image_conv_tiles(out_shape, filt, distribution, vector, reduction):
+    """The AVX-512 tile choice for a convolution of an image (at most TRANSPOSE_CHANNELS input
+    channels, filter `filt` [KH, KW, C, F]) into WIDE_LANES output channels, which `conv_tiles`
+    leaves to IREE (its rules need multiples of CHANNELS), or None: IREE's pixels x WIDE_LANES
+    channels (two zmm registers a pixel, IREE: one) with a whole filter row of every channel per
+    reduction step (IREE: the channels only), in `balanced` workgroups of at least 8 whole rows.
+    MobileNet's 3x3 stride-2 stem (3 -> 32 channels, 112x112) on one core: 332-414 -> 328-330 us
+    (onnxruntime's 313 with its input reorder; README, "Performance")."""
+    if len(distribution) != 7 or len(vector) != 7 or len(reduction) != 7 or len(out_shape) != 4 or len(filt) != 4:
+        return None
+    _, kw, channels, f = filt
+    height, width, pixels = out_shape[1], out_shape[2], vector[2]
+    if f != WIDE_LANES or not 0 < channels <= TRANSPOSE_CHANNELS or vector[3] != 16 or not 0 < pixels <= 8 \
+            or width % pixels or width <= MAX_PIXELS:
+        return None
+    return ([0, balanced_rows(height, TRANSPOSE_ROWS), width, f, 0, 0, 0], [1, 1, pixels, f, 0, 0, 0],
+            [0, 0, 0, 0, 1, kw, channels])
+
+
 def _conv_tiles_avx2(out_shape, distribution, reduction):
     """`conv_tiles` on AVX2 (IREE's 8-lane choice): register tiles of AVX2_PIXELS pixels x
     AVX2_LANES channels at even widths (IREE's workgroup rows), else at widths up to 7 the whole
@@ -253,28 +278,66 @@ def _pointwise_tiles_avx2(out_shape, distribution):
     return ([rows, width, CHANNELS, 0], [1, pixels, lanes, 0], [0, 0, 0, unroll])
 
 
-def blocked_pointwise_tiles(out_shape, distribution):
-    """The AVX2 tiles for a 1x1 convolution with blocked weights (pointwise.py, loops oh, ow,
-    f // B, f % B, c; IREE folds unstrided oh, ow into one pixel loop): AVX2_PIXELS pixels x one
-    block of AVX2_LANES channels per register tile, AVX2_UNROLL input channels a step, as for
-    [C, F] weights; workgroups of CHANNELS channels and whole rows (`balanced`), or of the most
-    pixels up to BLOCKED_GROUP_PIXELS that divide the pixel loop. None when the shape does not
-    fit (IREE's tiles then stay). MobileNet's 1x1 products went 6.99 -> 6.34-6.42 ms in all."""
-    block = out_shape[-1] if out_shape else None
-    if block != AVX2_LANES or len(out_shape) not in (3, 4) or out_shape[-2] % (CHANNELS // block):
+def pointwise_block(height, width, channels, lanes, strided=False):
+    """Output channels per weight block for a 1x1 product of `channels` outputs, `height` x
+    `width` pixels (pointwise.py stores its weights [F / block, C, block]), or None for [C, F]
+    weights. AVX2: AVX2_LANES, at least BLOCKED_MIN_AVX2 channels, even widths. AVX-512:
+    WIDE_LANES (CHANNELS at width <= SMALL_WIDTH), at least BLOCKED_MIN_AVX512 channels, where
+    `_blocked_pixels` has a register tile (IREE folds an unstrided product's pixel loops)."""
+    if channels % CHANNELS:
         return None
-    per_group = CHANNELS // block
+    if lanes == 8:
+        return AVX2_LANES if channels >= BLOCKED_MIN_AVX2 and width % AVX2_PIXELS == 0 else None
+    shape = [height, width] if strided and height > 1 else [height * width]  # IREE drops a unit height
+    if lanes == 16 and channels >= BLOCKED_MIN_AVX512 and _blocked_pixels(shape):
+        return CHANNELS if width <= SMALL_WIDTH else WIDE_LANES
+    return None
+
+
+def _blocked_pixels(pixels):
+    """AVX-512 register-tile pixels for a blocked product over `pixels`, [OH, OW] (strided: the
+    tile is part of a row) or [OH * OW] (folded): the whole row up to SMALL_WIDTH, else 7 or 8
+    pixels that divide the row (or the folded loop); None when none does."""
+    row = pixels[-1]
+    sizes = (row,) if len(pixels) == 2 and row <= SMALL_WIDTH else (7, 8)
+    return next((size for size in sizes if row % size == 0), None)
+
+
+def blocked_pointwise_tiles(out_shape, distribution, lanes=8):
+    """The tiles for a 1x1 convolution with blocked weights (pointwise.py, loops oh, ow, f // B,
+    f % B, c; IREE folds unstrided oh, ow into one pixel loop): a register tile of AVX2_PIXELS
+    pixels (AVX-512: `_blocked_pixels`) x one block of B channels, AVX2_UNROLL input channels a
+    step (AVX-512: REDUCTION_UNROLL, POINTWISE_UNROLL for 64-channel blocks), as for [C, F]
+    weights; workgroups of CHANNELS channels and whole rows (`balanced`), or of the most pixels
+    up to BLOCKED_GROUP_PIXELS that divide the pixel loop (`balanced` where some does). None when
+    the shape does not fit (IREE's tiles then stay). On AVX2, MobileNet's 1x1 products went 6.99
+    -> 6.34-6.42 ms in all; on AVX-512, its 14x14x512x512 ones 989 -> 924 us and the 7x7 ones
+    593 / 1192 -> 499 / 983 us on one core (README, "Performance")."""
+    block = out_shape[-1] if out_shape else None
+    if len(out_shape) not in (3, 4) or block not in ((AVX2_LANES,) if lanes == 8 else (WIDE_LANES, CHANNELS)):
+        return None
+    per_group = max(1, CHANNELS // block)
+    if out_shape[-2] % per_group:
+        return None
+    if lanes == 8:
+        pixels = AVX2_PIXELS if out_shape[-3] % AVX2_PIXELS == 0 else None
+        unroll = AVX2_UNROLL
+    else:
+        pixels = _blocked_pixels(out_shape[:-2])
+        unroll = REDUCTION_UNROLL if block == WIDE_LANES else POINTWISE_UNROLL
+    if pixels is None:
+        return None
+    groups = out_shape[-2] // per_group
     if len(out_shape) == 4:
         height, width = out_shape[0], out_shape[1]
-        if width % AVX2_PIXELS:
-            return None
-        rows = balanced_rows(height, distribution[0] if width <= MAX_PIXELS else 1, out_shape[2] // per_group)
-        return ([rows, width, per_group, 0, 0], [1, AVX2_PIXELS, 1, block, 0], [0, 0, 0, 0, AVX2_UNROLL])
-    pixels = out_shape[0]
-    sizes = [g for g in range(AVX2_PIXELS, BLOCKED_GROUP_PIXELS + 1, AVX2_PIXELS) if pixels % g == 0]
+        rows = balanced_rows(height, distribution[0] if width <= MAX_PIXELS else 1, groups)
+        return ([rows, width, per_group, 0, 0], [1, pixels, 1, block, 0], [0, 0, 0, 0, unroll])
+    total = out_shape[0]
+    sizes = [g for g in range(pixels, BLOCKED_GROUP_PIXELS + 1, pixels) if total % g == 0]
     if not sizes:
         return None
-    return ([sizes[-1], per_group, 0, 0], [AVX2_PIXELS, 1, block, 0], [0, 0, 0, AVX2_UNROLL])
+    even = [g for g in sizes if balanced(total // g * groups)]
+    return ([(even or sizes)[-1], per_group, 0, 0], [pixels, 1, block, 0], [0, 0, 0, unroll])
 
 
 def transpose_tiles(image):
@@ -533,8 +596,8 @@ def _retune_function(func, conv, lanes=16):
             reduced = _shape(op.operands[0]) if op.operands else None
             extents = out + [reduced[-1]] if reduced and out is not None else None
             choice = matvec_tiles(reduced[-1], *lists, extents=extents) if reduced else None
-        elif lanes == 8 and _is_blocked_pointwise(op, out):
-            choice = blocked_pointwise_tiles(out, lists[0])
+        elif _is_blocked_pointwise(op, out):
+            choice = blocked_pointwise_tiles(out, lists[0], lanes)
         elif _is_pointwise(op):
             choice = pointwise_tiles(out, *lists, lanes=lanes) if out is not None else None
         elif conv and len(op.results) == 1:
@@ -546,6 +609,8 @@ def _retune_function(func, conv, lanes=16):
                 choice = depthwise_tiles(out, *lists)
             else:
                 choice = conv_tiles(out, *lists, window=window, lanes=lanes)
+                if choice is None and lanes == 16 and filt is not None and len(filt) == 4:
+                    choice = image_conv_tiles(out, filt, *lists)
         if choice:
             op.attributes["lowering_config"] = _config(*choice)
             changed += 1
