@@ -23,5 +23,6 @@ def register(name, doc=None):
 
 def load_all():
     """Import every pass module (each registers itself)."""
-    from estuary.passes import cleanup, fold_bn, layout, lower, merge_matmuls, stack_steps, verify  # noqa: F401
+    from estuary.passes import (cleanup, fold_bn, layout, lower, merge_matmuls, split_elementwise,  # noqa: F401
+                                stack_steps, verify)
     return PASSES

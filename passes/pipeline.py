@@ -5,7 +5,7 @@ from estuary.passes import PASSES, load_all
 # nn-level optimizations run between verification and lowering when `optimize` is on; each can be
 # switched off by name (`estuary compile --disable-pass NAME`, `compile(..., disable_passes=[...])`).
 OPTIMIZATIONS = ["nn-fold-constants", "nn-fold-batch-norm", "nn-layout-nhwc", "nn-canonicalize-transposes",
-                 "nn-cse", "nn-stack-step-products", "nn-merge-sibling-matmuls", "nn-dce"]
+                 "nn-cse", "nn-stack-step-products", "nn-merge-sibling-matmuls", "nn-split-elementwise", "nn-dce"]
 DEFAULT = ["nn-verify", "lower-nn-to-tosa"]
 # llvm-cpu code-generation choices, switched off the same way: Winograd 3x3 convolutions in the
 # lowering (passes/lowering/winograd.py) and retiled dispatches inside the IREE compile

@@ -248,7 +248,7 @@ def test_vulkan_compile_is_not_retiled(small_conv):
 
 
 @pytest.mark.parametrize("form", ["webnn", "coreml", "nnef"])
-@pytest.mark.parametrize("hidden", [16, 40])
+@pytest.mark.parametrize("hidden", [16, 40, 64])
 def test_lstm_matches_onnxruntime(tmp_path, hidden, form):
     """The LSTM benchmark's three forms (one nn.lstm; per-gate gemms; per-step matmuls) all take
     the vector form of their one-row products."""
@@ -380,6 +380,39 @@ def test_image_convolution_matches_onnxruntime(tmp_path):
     assert on.stats["cpu_tiles"] == 2  # the convolution and the image's NCHW -> NHWC transpose
     for art in (on, estuary.compile(path, disable_passes=["cpu-tiles"])):
         np.testing.assert_allclose(estuary.load(art).run(feeds)["y"], ref, rtol=1e-4, atol=1e-4)
+
+
+def test_column_vector_rule():
+    """Column-vector products (matvec.unit_products): a block of 2 x lanes columns per vector
+    step, 8 reduction steps, two workgroups of whole blocks per worker where they divide."""
+    assert cpu_tiles.unit_tiles([8, 32], 16) == ([2, 32, 0], [1, 32, 0], [0, 0, 8])
+    assert cpu_tiles.unit_tiles([6, 32], 16) == ([3, 32, 0], [1, 32, 0], [0, 0, 8])  # two workgroups
+    assert cpu_tiles.unit_tiles([5, 32], 16) == ([1, 32, 0], [1, 32, 0], [0, 0, 8])  # one per block
+    assert cpu_tiles.unit_tiles([32], 16) == ([32, 0], [32, 0], [0, 8])  # IREE dropped the one block
+    assert cpu_tiles.unit_tiles([8, 16], 8) == ([2, 16, 0], [1, 16, 0], [0, 0, 8])  # AVX2
+    assert cpu_tiles.unit_tiles([8, 16], 16) is None and cpu_tiles.unit_tiles([8, 32], None) is None
+
+
+@pytest.mark.parametrize("k, n, column", [(256, 300, True), (1024, 1000, True), (3, 512, True), (64, 256, True),
+                                          (64, 255, False), (2048, 1024, False)])
+def test_one_row_product_matches_onnxruntime(tmp_path, k, n, column):
+    """A row times a constant matrix (a classifier, a merged recurrent step): the column-vector
+    form on x86 CPUs from 256 columns up to 1 M elements (N padded to whole blocks), else the row
+    form or IREE's kernel."""
+    import onnxruntime as ort
+
+    net = models.Net(13)
+    x = np.random.default_rng(113).standard_normal((1, k)).astype(np.float32)
+    net.node("Relu", [net.gemm("x", k, n)])
+    net.nodes[-1].output[0] = "y"
+    model, feeds, _ = net.model({"x": x}, ["y"], {"x": x})
+    path = onnx_to_webnn.convert(model, str(tmp_path / "fc.json"))
+    ref = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(["y"], feeds)[0]
+    on = estuary.compile(path)
+    if column and tile_lanes():
+        assert on.stats["cpu_tiles"] >= 1
+    for art in (on, estuary.compile(path, disable_passes=["cpu-tiles"])):
+        np.testing.assert_allclose(estuary.load(art).run(feeds)["y"], ref, rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize("features, lanes", [

@@ -50,3 +50,44 @@ func.func @unblocked(%x: tensor<1x14x14x8xf32>, %y: tensor<1x5x5x8xf32>) -> (ten
   return %0, %1 : tensor<1x14x14x256xf32>, tensor<1x5x5x512xf32>
 }
 }
+
+// -----
+
+// A one-row product with a constant matrix of at least 256 columns is in the column-vector form
+// (passes/lowering/matvec.py unit_products): weights in blocks of 32 columns, [N / 32, K, 32], one
+// generic with two results of [blocks, 32] over (block, column, k), tagged for cpu-tiles, joined
+// along the row of the [1, N] result (N padded to whole blocks and sliced back).
+// CHECK: #[[V:.*]] = affine_map<(d0, d1, d2) -> (d2)>
+// CHECK: #[[WB:.*]] = affine_map<(d0, d1, d2) -> (d0, d2, d1)>
+// CHECK: #[[R:.*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-LABEL: func.func @column_form
+// CHECK-COUNT-2: tosa.const {{.*}} : () -> tensor<5x16x32xf32>
+// CHECK: linalg.generic {indexing_maps = [#[[V]], #[[WB]], #[[WB]], #[[R]], #[[R]]], iterator_types = ["parallel", "parallel", "reduction"]} ins({{.*}} : tensor<16xf32>, tensor<5x16x32xf32>, tensor<5x16x32xf32>) outs({{.*}} : tensor<5x32xf32>, tensor<5x32xf32>) attrs = {estuary.unit_matvec}
+// CHECK: tosa.concat {{.*}} axis(1) : (tensor<1x160xf32>, tensor<1x160xf32>) -> tensor<1x320xf32>
+// CHECK: tosa.slice {{.*}} -> tensor<1x300xf32>
+module attributes {estuary.cpu_lanes = 16 : i64} {
+func.func @column_form(%x: tensor<1x16xf32>) -> tensor<1x300xf32> {
+  %w = "nn.constant"() {value = dense<0.5> : tensor<16x300xf32>} : () -> tensor<16x300xf32>
+  %0 = "nn.matmul"(%x, %w) : (tensor<1x16xf32>, tensor<16x300xf32>) -> tensor<1x300xf32>
+  return %0 : tensor<1x300xf32>
+}
+}
+
+// -----
+
+// A batch-1, one-direction LSTM with constant recurrent weights: each step's recurrent product is
+// the column-vector form with one result per gate (hidden 64: two blocks of 32 units), and the
+// blocked weights are built once for all steps (here the four gates' weights are equal: one
+// constant for all of them, read by each of the three steps).
+// CHECK-LABEL: func.func @lstm_columns
+// CHECK: %[[W:.*]] = tosa.const {{.*}} : () -> tensor<2x64x32xf32>
+// CHECK-NOT: () -> tensor<2x64x32xf32>
+// CHECK-COUNT-3: linalg.generic {{.*}} ins({{.*}}, %[[W]], %[[W]], %[[W]], %[[W]] : {{.*}}) outs({{.*}} : tensor<2x32xf32>, tensor<2x32xf32>, tensor<2x32xf32>, tensor<2x32xf32>) attrs = {estuary.unit_matvec}
+// CHECK-NOT: estuary.matvec
+module attributes {estuary.cpu_lanes = 16 : i64} {
+func.func @lstm_columns(%x: tensor<3x1x8xf32>, %w: tensor<1x256x8xf32>) -> tensor<1x1x64xf32> {
+  %r = "nn.constant"() {value = dense<0.125> : tensor<1x256x64xf32>} : () -> tensor<1x256x64xf32>
+  %0:2 = "nn.lstm"(%x, %w, %r) {steps = 3 : i64, hidden_size = 64 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0, 0>} : (tensor<3x1x8xf32>, tensor<1x256x8xf32>, tensor<1x256x64xf32>) -> (tensor<1x1x64xf32>, tensor<1x1x64xf32>)
+  return %0#0 : tensor<1x1x64xf32>
+}
+}

@@ -17,6 +17,9 @@ from estuary.passes.lowering.common import storage
 
 RULES = {}
 DECOMPOSITIONS = {}
+# values a lowering run shares between rules (matvec.unit_products' weight layouts), emptied at
+# the start and end of each `lower_module`
+SHARED = {}
 
 
 def lower(*names):
@@ -150,6 +153,14 @@ def lower_module(module, source="<memory>"):
     from estuary.passes.lowering import families  # noqa: F401  (registers the rules)
 
     decompose_module(module, source)
+    SHARED.clear()
+    try:
+        _lower_ops(module, source)
+    finally:
+        SHARED.clear()
+
+
+def _lower_ops(module, source):
     ops = nn_ops(module.operation)
     missing = [o for o in ops if o.name[3:] not in RULES]
     if missing:

@@ -6,13 +6,17 @@ the output type once at the end.
 """
 import math
 
+import numpy as np
+
 from iree.compiler import ir
 from iree.compiler.dialects import arith, tosa
 
 from estuary.dialects.ops.matmul import as_dtype
 from estuary.passes.lowering import common as C
 from estuary.passes.lowering import lower
-from estuary.passes.lowering.matvec import BLOCK, is_constant, row_products, vector_form
+from estuary.passes.lowering.matvec import (BLOCK, MAX_WEIGHTS, UNIT_PARTS, is_constant, row_products, unit_products,
+                                             unit_width, vector_form)
+from estuary.passes.lowering.pointwise import constant_array
 
 
 def _f32():
@@ -44,8 +48,12 @@ def batched_matmul(a, b, batch):
     m, k, n = sa[-2], sa[-1], sb[-1]
     nb = math.prod(batch)
     one_row = math.prod(sb[:-2]) == 1 and nb * m == 1
-    if one_row and vector_form(k, n) and is_constant(b) and not C.for_gpu(b.owner):
-        return C.reshape(_row_times_matrix(C.reshape(a, [k]), C.reshape(b, [k, n])), list(batch) + [m, n])
+    if one_row and is_constant(b) and not C.for_gpu(b.owner):
+        y = _column_form(C.reshape(a, [k]), C.reshape(b, [k, n]))
+        if y is None and vector_form(k, n):
+            y = _row_times_matrix(C.reshape(a, [k]), C.reshape(b, [k, n]))
+        if y is not None:
+            return C.reshape(y, list(batch) + [m, n])
     if math.prod(sb[:-2]) == 1:
         a3, b3 = C.reshape(a, [1, nb * m, k]), C.reshape(b, [1, k, n])
     else:
@@ -53,6 +61,27 @@ def batched_matmul(a, b, batch):
         b3 = C.reshape(C.broadcast_to(b, list(batch) + [k, n]), [nb, k, n])
     y = tosa.matmul(C.tensor_type(C.shape_of(a3)[:2] + [n], _f32()), a3, b3, _zero_point(a3), _zero_point(b3))
     return C.reshape(y, list(batch) + [m, n])
+
+
+def _column_form(v, b):
+    """v [K] x constant b [K, N] -> [1, N] in the column-vector form (matvec.unit_products) on an
+    x86 CPU (`common.cpu_lanes`), at least BLOCK columns, else None: the columns in UNIT_PARTS
+    (at least two) equal results, N padded with zero columns to whole vector steps. The results
+    are joined along the last axis of the result's shape, so that slices of whole parts (an
+    LSTM's gates) fold to the parts and their consumers fuse into the product's dispatch."""
+    k, n = C.shape_of(b)
+    width = unit_width(C.cpu_lanes())
+    if not width or n < BLOCK or k * n > MAX_WEIGHTS:
+        return None
+    w = constant_array(b)
+    if w is None:
+        return None
+    parts = min(UNIT_PARTS, max(2, -(-n // BLOCK)))
+    size = -(-n // (parts * width)) * width
+    w = np.pad(w.astype(np.float32), [(0, 0), (0, parts * size - n)])
+    results = unit_products(_to_f32(v), [w[:, i * size:(i + 1) * size] for i in range(parts)], width)
+    y = C.concat([C.reshape(r, [1, size]) for r in results], 1)
+    return y if parts * size == n else C.slice_(y, [0, 0], [1, n])
 
 
 def _row_times_matrix(v, b):

@@ -12,6 +12,9 @@ AVX-512): the NNEF form (per-step matmuls) 0.99 -> 0.54 ms, the Core ML form (pe
 0.87 -> 0.71 ms; the MLP's 4M-element layers were slower this way (4.4 -> 6.7 ms), so large
 matrices keep IREE's kernel.
 """
+import hashlib
+
+import numpy as np
 from iree.compiler import ir
 from iree.compiler.dialects import arith, linalg, tensor
 
@@ -21,6 +24,8 @@ from estuary.passes.lowering import common as C
 
 MAX_WEIGHTS = 1 << 20  # matrix elements (4 MB of float32: the LSTM's 1 MB gains, the MLP's 16 MB loses)
 BLOCK = 256            # output columns per result
+UNIT_TAG = "estuary.unit_matvec"  # the column-vector form (`unit_products`), read by cpu-tiles
+UNIT_PARTS = 4         # results of a one-row product in that form, at most (two registers each)
 
 
 def vector_form(k, n):
@@ -75,3 +80,60 @@ def row_products(v, weights):
         ws, accs = rest[:len(weights)], rest[len(weights):]
         linalg.YieldOp([arith.addf(acc, arith.mulf(x, w)) for w, acc in zip(ws, accs)])
     return list(op.results)
+
+
+def unit_width(lanes):
+    """Output columns per vector step of the column-vector form on a CPU with `lanes` float32
+    lanes (two registers), or None when the target is unknown (`common.cpu_lanes`)."""
+    return 2 * lanes if lanes else None
+
+
+def unit_products(v, matrices, width):
+    """[v · m for m in matrices] in the column-vector form: v [K] float32, each m a numpy [K, n]
+    array (n a multiple of `width`) -> [n] each. The weights are stored in blocks of `width`
+    columns, [n / width, K, width], and the op is one multi-result generic over (block, column,
+    k) tagged UNIT_TAG, so that `cpu-tiles` gives it `width` columns of every result per vector
+    step (a broadcast of v[k] times one contiguous run of each result's weights) and consumers
+    of its results (an LSTM's gate math) fuse into its dispatch, vectorized along the columns.
+    The row form (`row_products`, the reduction as the vector) keeps those consumers in a dispatch
+    of their own: one per step of a recurrence (README, "Performance"). Identical matrices share
+    one constant per function (each step of an unrolled recurrence uses the same weights)."""
+    k = C.shape_of(v)[0]
+    blocks = matrices[0].shape[1] // width
+    weights = [_blocked_constant(m, width) for m in matrices]
+    d = [ir.AffineDimExpr.get(i) for i in range(3)]
+    maps = ([ir.AffineMap.get(3, 0, [d[2]])] + [ir.AffineMap.get(3, 0, [d[0], d[2], d[1]])] * len(weights)
+            + [ir.AffineMap.get(3, 0, [d[0], d[1]])] * len(weights))
+    iters = [ir.Attribute.parse(C.PARALLEL)] * 2 + [ir.Attribute.parse(C.REDUCTION)]
+    init = zeros([blocks, width])
+    op = linalg.GenericOp([C.tensor_type([blocks, width], _f32())] * len(weights), [v] + weights,
+                          [init] * len(weights), ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps]),
+                          ir.ArrayAttr.get(iters))
+    op.operation.attributes[UNIT_TAG] = ir.UnitAttr.get()
+    block = op.regions[0].blocks.append(*[_f32()] * (1 + 2 * len(weights)))
+    with ir.InsertionPoint(block):
+        x, rest = block.arguments[0], list(block.arguments)[1:]
+        ws, accs = rest[:len(weights)], rest[len(weights):]
+        linalg.YieldOp([arith.addf(acc, arith.mulf(x, w)) for w, acc in zip(ws, accs)])
+    return [C.reshape(r, [blocks * width]) for r in op.results]
+
+
+def _blocked_constant(matrix, width):
+    """The [n / width, K, width] float32 constant of numpy `matrix` [K, n], built once per function
+    (at the start of its body, so that it dominates every use) and lowering run."""
+    from estuary.passes.lowering import SHARED
+
+    k, n = matrix.shape
+    blocked = np.ascontiguousarray(matrix.reshape(k, n // width, width).transpose(1, 0, 2), dtype=np.float32)
+    func = ir.InsertionPoint.current.block.owner
+    func = func.operation if func is not None else None
+    while func is not None and func.name != "func.func":
+        func = func.parent
+    if func is None:
+        return C.const(blocked, "float32")
+    key = ("unit_products", ir.StringAttr(func.attributes["sym_name"]).value, blocked.shape,
+           hashlib.sha1(blocked.tobytes()).hexdigest())
+    if key not in SHARED:
+        with ir.InsertionPoint.at_block_begin(func.regions[0].blocks[0]):
+            SHARED[key] = C.const(blocked, "float32")
+    return SHARED[key]

@@ -71,6 +71,9 @@ FULL_WINDOW = 576      # KH*KW*C those were measured for (3x3x64); smaller windo
 SOFTMAX_ROWS = 2      # softmax rows per vector step (IREE: 8)
 SOFTMAX_VECTOR = 128  # softmax row elements per vector op (IREE: 16)
 MATVEC_TAG = "estuary.matvec"   # set by passes/lowering/matvec.py
+UNIT_TAG = "estuary.unit_matvec"  # ... its column-vector form (matvec.unit_products)
+UNIT_REDUCTION = 8    # reduction steps per vector step there
+UNIT_GROUPS_PER_WORKER = 2  # workgroups per worker there
 MATVEC_VECTOR = 256   # reduction elements per vector op (256 > 128 > 64 > IREE's 16, measured)
 TRANSPOSE_CHANNELS = 4  # image inputs with at most this many channels get `transpose_tiles`
 TRANSPOSE_ROWS = 8    # image rows per workgroup there, at least (`balanced_rows`; 4-16 measured the same)
@@ -449,6 +452,45 @@ def matvec_tiles(k, distribution, vector, reduction, extents=None):
             [min(k, MATVEC_VECTOR) if r else 0 for r in reduction])
 
 
+def unit_tiles(out_shape, lanes):
+    """The tiles for a column-vector product (matvec.unit_products, loops block, column, k; every
+    result [blocks, 2 * lanes], or [2 * lanes] where IREE dropped a single block): all columns of
+    a block per vector step, UNIT_REDUCTION reduction steps each, workgroups of whole blocks,
+    UNIT_GROUPS_PER_WORKER per worker where the blocks divide so; None for other shapes. IREE's
+    own choice (4 columns, 16 reduction lanes) ran the LSTM benchmark 2x slower than the row form;
+    these 8-12 % faster (README, "Performance")."""
+    width = 2 * lanes if lanes else None
+    if not width or not out_shape or out_shape[-1] != width or len(out_shape) > 2:
+        return None
+    if len(out_shape) == 1:
+        return [width, 0], [width, 0], [0, UNIT_REDUCTION]
+    blocks = out_shape[0]
+    groups = next((g for g in (UNIT_GROUPS_PER_WORKER * WORKERS, WORKERS) if blocks % g == 0), blocks)
+    return [blocks // groups, width, 0], [1, width, 0], [0, 0, UNIT_REDUCTION]
+
+
+def _retune_unit_products(func, lanes):
+    """Give a dispatch rooted at a column-vector product `unit_tiles`, and every other op in it
+    (its fill and fused consumers: an LSTM's gate math) the same column vector steps."""
+    ops = [op for op in _blocks(func) if "lowering_config" in op.attributes]
+    roots = [op for op in ops if UNIT_TAG in op.attributes and op.results]
+    if len(roots) != 1:
+        return 0
+    out = _shape(roots[0].results[0])
+    choice = unit_tiles(out, lanes) if out is not None else None
+    if choice is None:
+        return 0
+    others = [op for op in ops if op is not roots[0]]
+    step = choice[1][:len(out)]
+    if any(len(_ints(str(op.attributes["lowering_config"]), "vector_common_parallel") or []) != len(step)
+           for op in others):
+        return 0
+    roots[0].attributes["lowering_config"] = _config(*choice)
+    for op in others:
+        op.attributes["lowering_config"] = _lowering_config({"vector_common_parallel": step})
+    return 1
+
+
 def _balanced_distribution(distribution, extents):
     """`distribution` with its first tiled loop's size made `balanced_rows` over `extents`."""
     tiled = [i for i, d in enumerate(distribution) if d]
@@ -646,7 +688,8 @@ def retune(module):
                 if softmax:
                     changed += _retune_softmax(op)
                 else:
-                    changed += _retune_transform(op) or _retune_function(op, PIPELINE in str(info), lanes)
+                    changed += (_retune_unit_products(op, lanes) or _retune_transform(op)
+                                or _retune_function(op, PIPELINE in str(info), lanes))
             return
         for child in _blocks(op):
             visit(child, lanes)

@@ -331,6 +331,11 @@ def test_gru_cell(oracle, kw, rng):
     {"batch": 1, "direction": "both", "seq": True, "init": True, "peephole": "if"},
     {"batch": 1, "layout": "ifgo", "bias": False, "direction": "backward", "seq": True},
     {"batch": 1, "steps": 6, "hs": 40, "size": 9, "init": True},
+    # batch 1, one direction, hidden a multiple of 16 / 32: the column-vector form on x86 CPUs
+    # (passes/lowering/matvec.py unit_products; one block of units at 32, several at 64 and 96)
+    {"batch": 1, "steps": 5, "hs": 64, "size": 8, "seq": True},
+    {"batch": 1, "steps": 4, "hs": 32, "size": 5, "init": True, "layout": "ifgo", "peephole": "if"},
+    {"batch": 1, "steps": 3, "hs": 96, "size": 4, "acts": ("sigmoid", "relu", "tanh"), "direction": "backward"},
 ])
 def test_lstm(kw, rng):
     case = Case(rng, "lstm", **kw)
@@ -342,6 +347,7 @@ def test_lstm(kw, rng):
     {"direction": "backward", "seq": True, "layout": "ifgo"},
     {"direction": "both", "seq": True, "init": True, "steps": 4, "hs": 8},
     {"batch": 1, "direction": "both", "seq": True, "init": True},
+    {"batch": 1, "seq": True, "init": True, "hs": 64, "size": 6},  # the column-vector form
 ])
 def test_lstm_peephole(kw, rng):
     """Output-gate peepholes on the incoming cell state (WebNN), where ONNX differs."""
@@ -361,6 +367,7 @@ def test_lstm_torch_layout(kw, rng):
     ("torch", {"layout": "ifgo"}),
     ("onnxruntime", {"peephole": "if", "batch": 1}),
     ("torch", {"layout": "ifgo", "batch": 1}),
+    ("onnxruntime", {"peephole": "if", "batch": 1, "hs": 32, "size": 7}),  # the column-vector form
 ])
 def test_lstm_cell(oracle, kw, rng):
     case = Case(rng, "lstm", steps=1, init=True, cell=True, **kw)
