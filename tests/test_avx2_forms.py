@@ -59,7 +59,8 @@ def test_narrow_pointwise_convolution(tmp_path, hw, pool):
 
 
 def test_forms_follow_the_optimization_switch(tmp_path):
-    """The AVX2 lowering forms are optimizations: off with the passes (the plain TOSA forms)."""
+    """The AVX2 lowering forms are optimizations: off with the passes or with cpu-tiles (the plain
+    TOSA forms)."""
     from estuary.passes.lowering import common
 
     seen = []
@@ -81,7 +82,11 @@ def test_forms_follow_the_optimization_switch(tmp_path):
         net.nodes[-1].output[0] = "y"
         x = np.zeros((1, 8, 5, 5), np.float32)
         model, _, _ = net.model({"x": x}, ["y"], {"x": x})
-        estuary.compile(onnx_to_webnn.convert(model, str(tmp_path / "off.json")), cpu="x86-64-v3", optimize=False)
+        off = onnx_to_webnn.convert(model, str(tmp_path / "off.json"))
+        estuary.compile(off, cpu="x86-64-v3", optimize=False)
+        assert seen and set(seen) == {None}
+        seen.clear()  # and with cpu-tiles off: the forms are made for its tiles
+        estuary.compile(off, cpu="x86-64-v3", disable_passes=["cpu-tiles"])
         assert seen and set(seen) == {None}
     finally:
         common.cpu_lanes = saved

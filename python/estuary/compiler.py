@@ -116,7 +116,9 @@ def compile_nn(nn, target="llvm-cpu", *, optimize=None, cpu="host", extra_flags=
     fast3x3 = target == "llvm-cpu" and optimize and "cpu-winograd" not in disable_passes
     with nn.context:  # read by the lowering rules (common.for_gpu, winograd.enabled)
         nn.module.operation.attributes[C.TARGET_ATTR] = ir.StringAttr.get(target)
-        lanes = host_cpu.vector_lanes(cpu) if target == "llvm-cpu" and optimize else None  # common.cpu_lanes
+        # common.cpu_lanes: the lowering forms made for cpu-tiles' register tiles follow its switch
+        retiled = target == "llvm-cpu" and optimize and "cpu-tiles" not in disable_passes
+        lanes = host_cpu.vector_lanes(cpu) if retiled else None
         if lanes:
             nn.module.operation.attributes[C.CPU_LANES_ATTR] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), lanes)
         if fast3x3:
