@@ -65,7 +65,8 @@ def compile_child(json_path, vmfb_path, optimize=True, flags=(), cpu_flags=None)
     return json.loads(r.stdout.strip().splitlines()[-1])
 
 
-ROUNDS = 5  # alternations of Estuary and onnxruntime per model
+ROUNDS = 10  # alternations of Estuary and onnxruntime per model (5 paired the MLP's memory-bound runs
+# too coarsely on this shared VM: one row of a run read 1.52 where interleaved runs read 0.99)
 
 
 def time_runs(fn, iterations, warmup=3):
