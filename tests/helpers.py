@@ -172,3 +172,15 @@ def onnx_model_case(model, feeds, where, form):
         path = onnx_to_coreml.convert(model, str(where / "net.mlmodel"))
     sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     return path, feeds, sess.run(["y"], feeds)[0]
+
+
+def optimized_ops(path, view, disable=()):
+    """[view(op) for each op of a model's main function] after the nn-level optimizations
+    (`disable`: passes to leave out), for the tests of those passes. `view` must return plain
+    data: the module is freed on return."""
+    from estuary.importers import import_model
+    from estuary.passes import pipeline
+
+    nn = import_model(path)
+    pipeline.run(nn, ["nn-verify"] + [p for p in pipeline.OPTIMIZATIONS if p not in disable])
+    return [view(op) for op in nn.module.body.operations[0].regions[0].blocks[0].operations]

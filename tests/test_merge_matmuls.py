@@ -10,14 +10,13 @@ import numpy as np
 import pytest
 
 import estuary
-from estuary.importers import import_model
-from estuary.passes import merge_matmuls, pipeline
+from estuary.passes import merge_matmuls
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 
 import models  # noqa: E402
-from helpers import onnx_model_case  # noqa: E402
+from helpers import onnx_model_case, optimized_ops  # noqa: E402
 
 
 def _net(rows):
@@ -40,11 +39,8 @@ def case(tmp_path_factory, request):
 
 def _ops(path, disable=()):
     """(name, name of the first operand's producer or None) of each op after the optimizations."""
-    nn = import_model(path)
-    pipeline.run(nn, ["nn-verify"] + [p for p in pipeline.OPTIMIZATIONS if p not in disable])
-    body = nn.module.body.operations[0].regions[0].blocks[0].operations
-    return [(op.operation.name, getattr(op.operands[0].owner, "name", None) if len(op.operands) else None)
-            for op in body]
+    return optimized_ops(path, lambda op: (op.operation.name, getattr(op.operands[0].owner, "name", None)
+                                           if len(op.operands) else None), disable)
 
 
 def _transposed_slices(path):

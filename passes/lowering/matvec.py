@@ -71,9 +71,15 @@ def row_products(v, weights):
         if tuple(s) not in fills:
             fills[tuple(s)] = zeros(s)
     inits = [fills[tuple(s)] for s in shapes]
-    op = linalg.GenericOp([C.tensor_type(s, _f32()) for s in shapes], [v] + list(weights), inits,
+    return _products(v, list(weights), inits, shapes, maps, iters, MATVEC_TAG)
+
+
+def _products(v, weights, inits, shapes, maps, iters, tag):
+    """The results of one multi-result generic, tagged `tag`, accumulating v times each weight
+    operand into its result (`maps`: v's, the weights', the results')."""
+    op = linalg.GenericOp([C.tensor_type(s, _f32()) for s in shapes], [v] + weights, inits,
                           ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps]), ir.ArrayAttr.get(iters))
-    op.operation.attributes[MATVEC_TAG] = ir.UnitAttr.get()
+    op.operation.attributes[tag] = ir.UnitAttr.get()
     block = op.regions[0].blocks.append(*[_f32()] * (1 + 2 * len(weights)))
     with ir.InsertionPoint(block):
         x, rest = block.arguments[0], list(block.arguments)[1:]
@@ -105,17 +111,9 @@ def unit_products(v, matrices, width):
     maps = ([ir.AffineMap.get(3, 0, [d[2]])] + [ir.AffineMap.get(3, 0, [d[0], d[2], d[1]])] * len(weights)
             + [ir.AffineMap.get(3, 0, [d[0], d[1]])] * len(weights))
     iters = [ir.Attribute.parse(C.PARALLEL)] * 2 + [ir.Attribute.parse(C.REDUCTION)]
-    init = zeros([blocks, width])
-    op = linalg.GenericOp([C.tensor_type([blocks, width], _f32())] * len(weights), [v] + weights,
-                          [init] * len(weights), ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps]),
-                          ir.ArrayAttr.get(iters))
-    op.operation.attributes[UNIT_TAG] = ir.UnitAttr.get()
-    block = op.regions[0].blocks.append(*[_f32()] * (1 + 2 * len(weights)))
-    with ir.InsertionPoint(block):
-        x, rest = block.arguments[0], list(block.arguments)[1:]
-        ws, accs = rest[:len(weights)], rest[len(weights):]
-        linalg.YieldOp([arith.addf(acc, arith.mulf(x, w)) for w, acc in zip(ws, accs)])
-    return [C.reshape(r, [blocks * width]) for r in op.results]
+    shape = [blocks, width]
+    results = _products(v, weights, [zeros(shape)] * len(weights), [shape] * len(weights), maps, iters, UNIT_TAG)
+    return [C.reshape(r, [blocks * width]) for r in results]
 
 
 def _blocked_constant(matrix, width):
