@@ -230,12 +230,16 @@ def _positive(bound):
     return bound is not None and bound >= 0 and math.copysign(1.0, bound) > 0
 
 
+def enclosing(operation, name):
+    """`operation` itself or its nearest ancestor op named `name`, else None."""
+    while operation is not None and operation.name != name:
+        operation = operation.parent
+    return operation
+
+
 def enclosing_module(op):
     """The builtin.module holding `op` (an op view or operation), else None."""
-    parent = op.operation.parent
-    while parent is not None and parent.name != "builtin.module":
-        parent = parent.parent
-    return parent
+    return enclosing(op.operation.parent, "builtin.module")
 
 
 TARGET_ATTR = "estuary.target"  # module attribute: the IREE target compile_nn lowers for

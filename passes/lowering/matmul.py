@@ -11,11 +11,12 @@ import numpy as np
 from iree.compiler import ir
 from iree.compiler.dialects import arith, tosa
 
+from estuary.cpu_tiles import unit_width
 from estuary.dialects.ops.matmul import as_dtype
 from estuary.passes.lowering import common as C
 from estuary.passes.lowering import lower
 from estuary.passes.lowering.matvec import (BLOCK, MAX_WEIGHTS, UNIT_PARTS, is_constant, row_products, unit_products,
-                                             unit_width, vector_form)
+                                             vector_form)
 from estuary.passes.lowering.pointwise import constant_array
 
 

@@ -18,13 +18,12 @@ import numpy as np
 from iree.compiler import ir
 from iree.compiler.dialects import arith, linalg, tensor
 
-from estuary.cpu_tiles import MATVEC_TAG
+from estuary.cpu_tiles import MATVEC_TAG, UNIT_TAG
 from estuary.passes.lowering import common as C
 
 
 MAX_WEIGHTS = 1 << 20  # matrix elements (4 MB of float32: the LSTM's 1 MB gains, the MLP's 16 MB loses)
 BLOCK = 256            # output columns per result
-UNIT_TAG = "estuary.unit_matvec"  # the column-vector form (`unit_products`), read by cpu-tiles
 UNIT_PARTS = 4         # results of a one-row product in that form, at most (two registers each)
 
 
@@ -88,12 +87,6 @@ def _products(v, weights, inits, shapes, maps, iters, tag):
     return list(op.results)
 
 
-def unit_width(lanes):
-    """Output columns per vector step of the column-vector form on a CPU with `lanes` float32
-    lanes (two registers), or None when the target is unknown (`common.cpu_lanes`)."""
-    return 2 * lanes if lanes else None
-
-
 def unit_products(v, matrices, width):
     """[v · m for m in matrices] in the column-vector form: v [K] float32, each m a numpy [K, n]
     array (n a multiple of `width`) -> [n] each. The weights are stored in blocks of `width`
@@ -123,10 +116,8 @@ def _blocked_constant(matrix, width):
 
     k, n = matrix.shape
     blocked = np.ascontiguousarray(matrix.reshape(k, n // width, width).transpose(1, 0, 2), dtype=np.float32)
-    func = ir.InsertionPoint.current.block.owner
-    func = func.operation if func is not None else None
-    while func is not None and func.name != "func.func":
-        func = func.parent
+    owner = ir.InsertionPoint.current.block.owner
+    func = C.enclosing(owner.operation, "func.func") if owner is not None else None
     if func is None:
         return C.const(blocked, "float32")
     key = ("unit_products", ir.StringAttr(func.attributes["sym_name"]).value, blocked.shape,

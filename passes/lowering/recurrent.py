@@ -18,10 +18,11 @@ from iree.compiler import ir
 from iree.compiler.dialects import arith, tosa
 from iree.compiler.dialects import math as mathd
 
+from estuary.cpu_tiles import unit_width
 from estuary.dialects.ops.recurrent import GRU_ACTIVATIONS, LSTM_ACTIVATIONS, PEEPHOLE_GATES
 from estuary.passes.lowering import common as C
 from estuary.passes.lowering import lower
-from estuary.passes.lowering.matvec import is_constant, row_products, unit_products, unit_width
+from estuary.passes.lowering.matvec import is_constant, row_products, unit_products
 from estuary.passes.lowering.pointwise import constant_array
 
 FLOAT_MAX = float(np.finfo(np.float32).max)
@@ -121,21 +122,26 @@ def _gate_products(h, rw, blocks, hidden, joined=True):
     return C.reshape(C.concat(results, len(lead)), [nd, 1, blocks * hidden])
 
 
-def _column_products(h, rw, blocks, hidden):
-    """`_gate_products`, not joined, in the column-vector form (matvec.unit_products) for one
-    direction, a constant rw and a hidden size of whole vector steps on an x86 CPU, else None.
-    The gate math fuses into the product's dispatch, vectorized along the units (the row form
-    keeps it in a dispatch of its own, one per step): LSTM benchmark 0.36 -> 0.32 ms on two
-    threads, onnxruntime 0.33 (README, "Performance")."""
-    nd, _, k = C.shape_of(h)
+def _column_matrix(rw, hidden, nd):
+    """The recurrent weight as the [K, G] numpy matrix of the column-vector form
+    (`_column_products`): for one direction, a constant rw and a hidden size of whole vector
+    steps on an x86 CPU (`common.cpu_lanes`, which GPU targets lack), else None. Read once per
+    network, not per step."""
     width = unit_width(C.cpu_lanes())
-    if nd != 1 or not width or hidden % width or C.for_gpu(h.owner):
+    if nd != 1 or not width or hidden % width:
         return None
     w = constant_array(rw)
-    if w is None:
-        return None
-    matrix = np.ascontiguousarray(w[0].T, dtype=np.float32)  # [K, G]
-    results = unit_products(C.reshape(h, [k]), [matrix[:, i * hidden:(i + 1) * hidden] for i in range(blocks)], width)
+    return None if w is None else np.ascontiguousarray(w[0].T, dtype=np.float32)
+
+
+def _column_products(h, matrix, blocks, hidden):
+    """`_gate_products`, not joined, in the column-vector form (matvec.unit_products), from
+    `_column_matrix`'s matrix. The gate math fuses into the product's dispatch, vectorized along
+    the units (the row form keeps it in a dispatch of its own, one per step): LSTM benchmark 0.36
+    -> 0.32 ms on two threads, onnxruntime 0.33 (README, "Performance")."""
+    nd, _, k = C.shape_of(h)
+    results = unit_products(C.reshape(h, [k]), [matrix[:, i * hidden:(i + 1) * hidden] for i in range(blocks)],
+                            unit_width(C.cpu_lanes()))
     return [C.reshape(r, [nd, 1, hidden]) for r in results]
 
 
@@ -229,14 +235,13 @@ def _lstm(x, w, rw, bias, rbias, peephole, h0, c0, hidden, return_sequence, dire
     net = _Unrolled(x, w, rbias if bias is None else _plus(bias, rbias), direction, hidden)
     rt = None if net.per_gate else _transposed(rw)  # [nd, h, 4h]
     peep = _as_dirs(peephole)  # [nd, 1, 3h], packed i, o, f
+    matrix = _column_matrix(rw, hidden, net.nd) if net.per_gate else None
 
     def step(s, states):
         h, c = states
         xp = net.input_at(s)
-        columns = _column_products(h, rw, 4, hidden) if net.per_gate else None
-        if columns is not None:
-            columns = dict(zip(layout, columns))
-        else:
+        columns = dict(zip(layout, _column_products(h, matrix, 4, hidden))) if matrix is not None else None
+        if columns is None:
             full = _gate_products(h, rw, 4, hidden) if net.per_gate else _matmul(h, rt)
 
         def product(name):

@@ -452,6 +452,12 @@ def matvec_tiles(k, distribution, vector, reduction, extents=None):
             [min(k, MATVEC_VECTOR) if r else 0 for r in reduction])
 
 
+def unit_width(lanes):
+    """Output columns per vector step of the column-vector form (matvec.unit_products) on a CPU
+    with `lanes` float32 lanes (two registers), or None when the target is unknown."""
+    return 2 * lanes if lanes else None
+
+
 def unit_tiles(out_shape, lanes):
     """The tiles for a column-vector product (matvec.unit_products, loops block, column, k; every
     result [blocks, 2 * lanes], or [2 * lanes] where IREE dropped a single block): all columns of
@@ -459,7 +465,7 @@ def unit_tiles(out_shape, lanes):
     UNIT_GROUPS_PER_WORKER per worker where the blocks divide so; None for other shapes. IREE's
     own choice (4 columns, 16 reduction lanes) ran the LSTM benchmark 2x slower than the row form;
     these 8-12 % faster (README, "Performance")."""
-    width = 2 * lanes if lanes else None
+    width = unit_width(lanes)
     if not width or not out_shape or out_shape[-1] != width or len(out_shape) > 2:
         return None
     if len(out_shape) == 1:
