@@ -51,12 +51,14 @@ def drop_end_rows(y, extra_h, extra_w):
     return C.slice_(y, [0, 0, 0, 0], [n, h - extra_h, w - extra_w, c])
 
 
-def _conv_nhwc(x, w_oihw, bias, pad, strides, dilations, dtype, depthwise_mult=None, fast3x3=False):
+def _conv_nhwc(x, w_oihw, bias, pad, strides, dilations, dtype, depthwise_mult=None, fast3x3=False,
+               transposed=False):
     """One TOSA convolution; x NHWC, w OIHW (or [C*M, 1, KH, KW] for depthwise). `fast3x3`:
-    eligible 3x3 convolutions with constant weights take the Winograd form (winograd.py)."""
+    eligible 3x3 convolutions with constant weights take the Winograd form (winograd.py);
+    `transposed`: the result is transposed later (`_transposed_later`)."""
     w_cf = None if depthwise_mult is not None else pointwise.weights(x, w_oihw, pad, dilations)
     if w_cf is not None:
-        return pointwise.conv1x1(x, w_cf, bias, strides)
+        return pointwise.conv1x1(x, w_cf, bias, strides, blocked=not transposed)
     if fast3x3 and depthwise_mult is None:
         w_const = pointwise.constant_array(w_oihw) if winograd.applies(x, w_oihw, pad, strides, dilations) else None
         if w_const is not None:
@@ -95,13 +97,13 @@ def _conv_nhwc(x, w_oihw, bias, pad, strides, dilations, dtype, depthwise_mult=N
     return drop_end_rows(y, extra_h, extra_w)
 
 
-def grouped_conv_nhwc(x, w_oihw, bias, groups, pad, strides, dilations, dtype, fast3x3=False):
+def grouped_conv_nhwc(x, w_oihw, bias, groups, pad, strides, dilations, dtype, fast3x3=False, transposed=False):
     """NHWC convolution with `groups` (plain, depthwise, or one convolution per group)."""
     c = C.shape_of(x)[3]
     o, i = C.shape_of(w_oihw)[:2]
     bias = _bias_or_zero(bias, o, dtype)
     if groups == 1:
-        return _conv_nhwc(x, w_oihw, bias, pad, strides, dilations, dtype, fast3x3=fast3x3)
+        return _conv_nhwc(x, w_oihw, bias, pad, strides, dilations, dtype, fast3x3=fast3x3, transposed=transposed)
     if i == 1 and groups == c:
         return _conv_nhwc(x, w_oihw, bias, pad, strides, dilations, dtype, depthwise_mult=o // c)
     og = o // groups
@@ -161,7 +163,7 @@ def lower_conv2d(n):
     w = C.transpose(w, TO_OIHW[a["filter_layout"]])
     y = grouped_conv_nhwc(x, w, bias, a["groups"], a["padding"], a["strides"], a["dilations"], "float32"
                           if n.out.dtype == "float16" else n.out.dtype,
-                          fast3x3=_fast3x3(n))
+                          fast3x3=_fast3x3(n), transposed=_transposed_later(n.op.operation))
     return _from_nhwc(_narrow(y, n.out.dtype), a["input_layout"])
 
 
@@ -205,7 +207,7 @@ def lower_conv_transpose2d(n):
     end_w = ow - 1 + (kw - 1) * dw + 1 - ws - begin_w
     stuffed = _pad_and_crop(stuffed, [begin_h, end_h, begin_w, end_w], dtype)
     y = grouped_conv_nhwc(stuffed, w_conv, bias, groups, [0, 0, 0, 0], [1, 1], [dh, dw], dtype,
-                          fast3x3=_fast3x3(n))
+                          fast3x3=_fast3x3(n), transposed=_transposed_later(n.op.operation))
     return _from_nhwc(_narrow(y, n.out.dtype), a["input_layout"])
 
 

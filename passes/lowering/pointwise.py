@@ -81,8 +81,10 @@ def weights(x, w_oihw, pad, dilations):
     return None if w is None else np.ascontiguousarray(w.reshape(f, c).T)
 
 
-def conv1x1(x, w_cf, bias, strides):
-    """x [1, H, W, C] NHWC, w_cf [C, F] (from `weights`), bias [F] -> [1, OH, OW, F] float32."""
+def conv1x1(x, w_cf, bias, strides, blocked=True):
+    """x [1, H, W, C] NHWC, w_cf [C, F] (from `weights`), bias [F] -> [1, OH, OW, F] float32.
+    `blocked=False` keeps [C, F] weights (a result transposed later: IREE fuses the transpose
+    into a blocked product, whose writes then go across the pixels)."""
     _, h, wd, c = C.shape_of(x)
     f = w_cf.shape[1]
     sh, sw = (int(s) for s in strides)
@@ -93,7 +95,7 @@ def conv1x1(x, w_cf, bias, strides):
         return matmul_bias(C.reshape(x, [h * wd, c]), C.const(w_cf, "float32"), bias, oh, ow)
     d = [ir.AffineDimExpr.get(i) for i in range(5)]
     pixel = [d[0] * sh if sh > 1 else d[0], d[1] * sw if sw > 1 else d[1]]
-    block = pointwise_block(oh, ow, f, C.cpu_lanes(), strided=sh > 1 or sw > 1)
+    block = blocked and pointwise_block(oh, ow, f, C.cpu_lanes(), strided=sh > 1 or sw > 1)
     if block:  # cpu_tiles.blocked_pointwise_tiles
         # loops oh, ow, f // block, f % block, c; weights [F // block, C, block]
         blocks = np.ascontiguousarray(w_cf.reshape(c, f // block, block).transpose(1, 0, 2))
