@@ -2,6 +2,7 @@
 before a padded depthwise convolution and strided) and a batch-1 LSTM agree with onnxruntime with
 the retiling on and off."""
 import os
+import re
 import sys
 
 import numpy as np
@@ -246,6 +247,29 @@ def test_pointwise_result_transposed_later_keeps_unblocked_weights(tmp_path, mon
     got = estuary.load(estuary.compile(path)).run(feeds)["y"]
     assert bool(asked) is not output
     np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-4)
+
+
+def test_downsampling_block_products_are_contractions(tmp_path):
+    """ResNet-50's downsampling block: a computed input feeds an unstrided 1x1 convolution and a
+    strided one. The strided product reads a strided slice, so IREE compiles it as a contraction
+    ("matmul_like"); with the stride in its indexing map it became a generic reduction, 20x
+    slower (pointwise.py)."""
+    import onnxruntime as ort
+
+    net, rng = models.Net(14), np.random.default_rng(114)
+    x = rng.standard_normal((1, 256, 16, 16)).astype(np.float32)
+    block_in = net.node("Relu", [net.node("Add", ["x", net.conv("x", 256, 256, 1, 16, pad=0)])])
+    main = net.node("Relu", [net.conv(block_in, 256, 128, 1, 16, pad=0)])
+    main = net.conv(net.node("Relu", [net.conv(main, 128, 128, 3, 8, stride=2)]), 128, 512, 1, 8, pad=0)
+    y = net.node("Relu", [net.node("Add", [main, net.conv(block_in, 256, 512, 1, 8, stride=2, pad=0)])])
+    net.nodes[-1].output[0] = "y"
+    model, feeds, _ = net.model({"x": x}, ["y"], {"x": x})
+    path = onnx_to_webnn.convert(model, str(tmp_path / "down.json"))
+    ref = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(["y"], feeds)[0]
+    art = estuary.compile(path)
+    np.testing.assert_allclose(estuary.load(art).run(feeds)["y"], ref, rtol=1e-4, atol=1e-4)
+    assert re.search(rb"main_dispatch_\d+_matmul_like_8x8x512x256_f32", art.vmfb)
+    assert not re.search(rb"main_dispatch_\d+_reduction_", art.vmfb)
 
 
 @pytest.fixture(scope="module")

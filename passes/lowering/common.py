@@ -80,6 +80,13 @@ def slice_(value, start, size):
     return tosa.slice(tensor_type(size, element_of(value)), value, shape_value(start), shape_value(size))
 
 
+def strided_slice(value, offsets, sizes, strides):
+    """tensor.extract_slice with strides (TOSA's slice has none); IREE folds it into the
+    consumer's dispatch as a strided view of the source."""
+    t = tensor_type(sizes, element_of(value))
+    return tensor.ExtractSliceOp(t, value, [], [], [], offsets, sizes, strides).result
+
+
 def concat(values, axis):
     if len(values) == 1:
         return values[0]

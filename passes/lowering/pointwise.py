@@ -11,7 +11,11 @@ MobileNet's 14x14x512x512 product went from 576 to 417 us on one core, onnxrunti
 (README, "Performance").
 
 Without a padding consumer IREE still data-tiles the product (mmt4d), as it did the TOSA form.
-A stride is folded into the input's indexing map, so strided 1x1 convolutions need no slice.
+A strided 1x1 convolution reads a strided `tensor.extract_slice` of its input, which IREE folds
+into the product's dispatch as a strided view. (With the stride in the input's indexing map
+instead, IREE 3.13 recognized the product as a contraction only in some graphs: in ResNet-50's
+downsampling blocks, whose input also feeds an unstrided 1x1 convolution, it became a generic
+reduction, 28x28x512x256 on two threads 22 ms against 1.0 ms, the whole network 106 -> 49 ms.)
 A global pooling of such a product (MobileNet's last layer, 7x7x1024x1024) reads it through one
 extra zero row (`pad_for_pooling`), so that there too IREE writes the product into a padded
 buffer instead of data-tiling it: 360 -> 307 us under `iree-profile` on two threads, and the
@@ -94,16 +98,19 @@ def conv1x1(x, w_cf, bias, strides, blocked=True):
     if avx2 and sh == sw == 1 and ow <= NARROW:
         return matmul_bias(C.reshape(x, [h * wd, c]), C.const(w_cf, "float32"), bias, oh, ow)
     d = [ir.AffineDimExpr.get(i) for i in range(5)]
-    pixel = [d[0] * sh if sh > 1 else d[0], d[1] * sw if sw > 1 else d[1]]
+    pixel = [d[0], d[1]]
+    image = C.reshape(x, [h, wd, c])
+    if sh > 1 or sw > 1:
+        image = C.strided_slice(image, [0, 0, 0], [oh, ow, c], [sh, sw, 1])
     block = blocked and pointwise_block(oh, ow, f, C.cpu_lanes(), strided=sh > 1 or sw > 1)
     if block:  # cpu_tiles.blocked_pointwise_tiles
         # loops oh, ow, f // block, f % block, c; weights [F // block, C, block]
         blocks = np.ascontiguousarray(w_cf.reshape(c, f // block, block).transpose(1, 0, 2))
         maps = [[*pixel, d[4]], [d[2], d[4], d[3]], [d[0], d[1], d[2], d[3]]]
-        product = _product(C.reshape(x, [h, wd, c]), C.const(blocks, "float32"), [oh, ow, f // block, block], maps)
+        product = _product(image, C.const(blocks, "float32"), [oh, ow, f // block, block], maps)
     else:  # loops oh, ow, f, c; weights [C, F]
         maps = [[*pixel, d[3]], [d[3], d[2]], [d[0], d[1], d[2]]]
-        product = _product(C.reshape(x, [h, wd, c]), C.const(w_cf, "float32"), [oh, ow, f], maps)
+        product = _product(image, C.const(w_cf, "float32"), [oh, ow, f], maps)
     return tosa.add(C.tensor_type([1, oh, ow, f], f32), C.reshape(product, [1, oh, ow, f]),
                     C.reshape(bias, [1, 1, 1, f]))
 

@@ -58,11 +58,6 @@ def applies(x, w_oihw, pad, strides, dilations):
             and C.element_of(x) == ir.F32Type.get() and all(p >= 0 for p in pad))
 
 
-def _strided(x, offsets, sizes, strides):
-    t = C.tensor_type(sizes, C.element_of(x))
-    return tensor.ExtractSliceOp(t, x, [], [], [], offsets, sizes, strides).result
-
-
 def _combine(terms, out_shape, coef_dim):
     """sum_k coef_k[d] * x_k over `out_shape`; terms are (x_k, x_map dims, coef column)."""
     f32 = ir.F32Type.get()
@@ -99,10 +94,10 @@ def conv3x3(x, w_oihw, bias, pad):
     xp = C.pad_constant(x, [(0, 0), (pt, hp - h - pt), (pl, wp - w - pl), (0, 0)], 0, "float32")
     xp = C.reshape(xp, [hp, wp, c])
     # rows: R[u, ty, w, c] = sum_k BT[u, k] xp[4 ty + k, w, c]
-    rows = [(_strided(xp, [k, 0, 0], [th, wp, c], [M, 1, 1]), (1, 2, 3), BT[:, k]) for k in range(A)]
+    rows = [(C.strided_slice(xp, [k, 0, 0], [th, wp, c], [M, 1, 1]), (1, 2, 3), BT[:, k]) for k in range(A)]
     r = _combine(rows, [A, th, wp, c], 0)
     # columns: V[u, v, ty, tx, c] = sum_l BT[v, l] R[u, ty, 4 tx + l, c]
-    cols = [(_strided(r, [0, 0, k, 0], [A, th, tw, c], [1, 1, M, 1]), (0, 2, 3, 4), BT[:, k]) for k in range(A)]
+    cols = [(C.strided_slice(r, [0, 0, k, 0], [A, th, tw, c], [1, 1, M, 1]), (0, 2, 3, 4), BT[:, k]) for k in range(A)]
     v = C.reshape(_combine(cols, [A, A, th, tw, c], 1), [A * A, th * tw, c])
     u = C.const(filter_transform(w_oihw), "float32")
     zp = C.zero_point("float32")
