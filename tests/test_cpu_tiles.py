@@ -224,6 +224,37 @@ def test_pointwise_convolution_matches_onnxruntime(tmp_path, hw, c, f, stride, p
         np.testing.assert_allclose(estuary.load(art).run(feeds)["y"], ref, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("hw, expand, out, residual", [(14, 96, 160, False), (7, 96, 64, True),
+                                                      (8, 64, 96, False)])
+def test_inverted_residual_block_matches_onnxruntime(tmp_path, monkeypatch, hw, expand, out, residual):
+    """MobileNetV2's inverted residual block: its linear 1x1 projection of the depthwise
+    convolution's result takes blocked weights on AVX-512 (`pointwise_block`, projection),
+    with an odd count of blocks (160) and before a residual add."""
+    import onnxruntime as ort
+    from estuary.passes.lowering import pointwise
+
+    asked = []
+    monkeypatch.setattr(pointwise, "pointwise_block",
+                        lambda *a, **k: asked.append(k.get("projection")) or cpu_tiles.pointwise_block(*a, **k))
+    net, rng = models.Net(15), np.random.default_rng(115)
+    x = rng.standard_normal((1, 32, hw, hw)).astype(np.float32)
+    relu6 = lambda y: net.node("Clip", [y, net.const(np.float32(0)), net.const(np.float32(6))])  # noqa: E731
+    block_in = relu6(net.conv("x", 32, out, 1, hw, pad=0))  # NHWC inside, as a residual is in a model
+    h = relu6(net.conv(block_in, out, expand, 1, hw, pad=0))
+    h = relu6(net.conv(h, expand, expand, 3, hw, groups=expand))
+    y = net.conv(h, expand, out, 1, hw, pad=0)
+    if residual:
+        y = net.node("Add", [block_in, y])
+    y = net.conv(y, out, 128, 1, hw, pad=0)  # the next block's expansion: the projection is not an output
+    net.nodes[-1].output[0] = "y"
+    model, feeds, _ = net.model({"x": x}, ["y"], {"x": x})
+    path = onnx_to_webnn.convert(model, str(tmp_path / "block.json"))
+    ref = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(["y"], feeds)[0]
+    for art in (estuary.compile(path), estuary.compile(path, disable_passes=["cpu-tiles"])):
+        np.testing.assert_allclose(estuary.load(art).run(feeds)["y"], ref, rtol=1e-4, atol=1e-4)
+    assert asked.count(True) == 2  # the projection, with and without cpu-tiles
+
+
 @pytest.mark.parametrize("output", [True, False])
 def test_pointwise_result_transposed_later_keeps_unblocked_weights(tmp_path, monkeypatch, output):
     """A 1x1 convolution whose NCHW result is the model's output is transposed after it; IREE
@@ -392,6 +423,20 @@ def test_avx512_blocked_pointwise_rule():
     assert rule([25, 8, 64], [5, 8, 64, 0], 16) is None   # no tile of 7 or 8 pixels divides 25
     assert rule([196, 16, 16], [14, 16, 32, 0], 16) is None  # not a block width of these rules
     assert rule([196, 16, 32], [14, 16, 32, 0]) == ([98, 2, 0, 0], [2, 1, 32, 0], [0, 0, 0, 8])  # AVX2
+    # an odd count of 32-channel blocks (a 160-channel projection): one block a workgroup
+    assert rule([49, 5, 32], [7, 5, 32, 0], 16) == ([49, 1, 0, 0], [7, 1, 32, 0], [0, 0, 0, 4])
+    assert rule([196, 3, 32], [14, 3, 32, 0]) is None  # AVX2: never built so
+
+
+@pytest.mark.parametrize("oh, ow, f, lanes, strided, projection, block", [
+    (14, 14, 160, 16, False, True, 32), (7, 7, 320, 16, False, True, 32),  # projections
+    (14, 14, 160, 16, False, False, None),
+    (14, 14, 32, 16, False, True, None),   # one block: IREE would fold it away
+    (14, 14, 48, 16, False, True, None),   # not a multiple of 32
+    (14, 14, 160, 8, False, True, None),   # AVX2: no projection rule
+])
+def test_projection_block(oh, ow, f, lanes, strided, projection, block):
+    assert cpu_tiles.pointwise_block(oh, ow, f, lanes, strided, projection) == block
 
 
 @pytest.mark.parametrize("oh, ow, f, lanes, strided, block", [

@@ -2,8 +2,8 @@
 
 // On AVX-512 (compile_nn sets estuary.cpu_lanes = 16), a 1x1 convolution with at least 512
 // output channels takes its weights in blocks of 32 output channels, [F / 32, C, 32]; the
-// product has loops (oh, ow, f / 32, f % 32, c), a stride in the input's map
-// (passes/lowering/pointwise.py, cpu_tiles.pointwise_block and blocked_pointwise_tiles).
+// product has loops (oh, ow, f / 32, f % 32, c) (passes/lowering/pointwise.py,
+// cpu_tiles.pointwise_block and blocked_pointwise_tiles).
 // CHECK: #[[IN:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4)>
 // CHECK: #[[W:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d2, d4, d3)>
 // CHECK: #[[OUT:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>
@@ -21,16 +21,43 @@ func.func @blocked(%x: tensor<1x14x14x8xf32>, %b: tensor<512xf32>) -> tensor<1x1
 // -----
 
 // At most 7 pixels wide the blocks are 64 channels (one register tile's width there); a stride
-// goes into the input's map.
-// CHECK: #[[IN:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0 * 2, d1 * 2, d4)>
+// is a strided slice of the input.
+// CHECK: #[[IN:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4)>
 // CHECK: #[[W:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d2, d4, d3)>
 // CHECK-LABEL: func.func @narrow_strided
-// CHECK: linalg.generic {indexing_maps = [#[[IN]], #[[W]], {{.*}}], {{.*}} ins({{.*}} : tensor<14x14x8xf32>, tensor<8x8x64xf32>) outs({{.*}} : tensor<7x7x8x64xf32>)
+// CHECK: tensor.extract_slice {{.*}} [2, 2, 1] : tensor<14x14x8xf32> to tensor<7x7x8xf32>
+// CHECK: linalg.generic {indexing_maps = [#[[IN]], #[[W]], {{.*}}], {{.*}} ins({{.*}} : tensor<7x7x8xf32>, tensor<8x8x64xf32>) outs({{.*}} : tensor<7x7x8x64xf32>)
 module attributes {estuary.cpu_lanes = 16 : i64} {
 func.func @narrow_strided(%x: tensor<1x14x14x8xf32>) -> tensor<1x7x7x512xf32> {
   %w = "nn.constant"() {value = dense<0.25> : tensor<512x8x1x1xf32>} : () -> tensor<512x8x1x1xf32>
   %0 = "nn.conv2d"(%x, %w) {strides = array<i64: 2, 2>, input_layout = "nhwc", operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<1x14x14x8xf32>, tensor<512x8x1x1xf32>) -> tensor<1x7x7x512xf32>
   return %0 : tensor<1x7x7x512xf32>
+}
+}
+
+// -----
+
+// A projection (a 1x1 convolution of a depthwise convolution's result that no padding follows,
+// MobileNetV2's linear bottleneck) takes blocks of 32 from 64 output channels; as [C, F] IREE
+// data-tiles it and packs its input inside the depthwise convolution's dispatch. The same
+// product before a padded convolution keeps [C, F] weights.
+// CHECK-LABEL: func.func @projection
+// CHECK: tosa.depthwise_conv2d
+// CHECK: linalg.generic {{.*}} ins({{.*}} : tensor<14x14x16xf32>, tensor<5x16x32xf32>) outs({{.*}} : tensor<14x14x5x32xf32>)
+// CHECK: tosa.depthwise_conv2d
+// CHECK: linalg.generic {{.*}} ins({{.*}} : tensor<14x14x16xf32>, tensor<16x160xf32>) outs({{.*}} : tensor<14x14x160xf32>)
+module attributes {estuary.cpu_lanes = 16 : i64} {
+func.func @projection(%x: tensor<1x14x14x16xf32>) -> (tensor<1x14x14x160xf32>, tensor<1x14x14x160xf32>) {
+  %d = "nn.constant"() {value = dense<0.5> : tensor<16x1x3x3xf32>} : () -> tensor<16x1x3x3xf32>
+  %w = "nn.constant"() {value = dense<0.25> : tensor<160x16x1x1xf32>} : () -> tensor<160x16x1x1xf32>
+  %e = "nn.constant"() {value = dense<0.5> : tensor<160x1x3x3xf32>} : () -> tensor<160x1x3x3xf32>
+  %0 = "nn.conv2d"(%x, %d) {padding = array<i64: 1, 1, 1, 1>, groups = 16 : i64, input_layout = "nhwc", operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<1x14x14x16xf32>, tensor<16x1x3x3xf32>) -> tensor<1x14x14x16xf32>
+  %1 = "nn.relu"(%0) : (tensor<1x14x14x16xf32>) -> tensor<1x14x14x16xf32>
+  %2 = "nn.conv2d"(%1, %w) {input_layout = "nhwc", operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<1x14x14x16xf32>, tensor<160x16x1x1xf32>) -> tensor<1x14x14x160xf32>
+  %3 = "nn.conv2d"(%x, %d) {padding = array<i64: 1, 1, 1, 1>, groups = 16 : i64, input_layout = "nhwc", operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<1x14x14x16xf32>, tensor<16x1x3x3xf32>) -> tensor<1x14x14x16xf32>
+  %4 = "nn.conv2d"(%3, %w) {input_layout = "nhwc", operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<1x14x14x16xf32>, tensor<160x16x1x1xf32>) -> tensor<1x14x14x160xf32>
+  %5 = "nn.conv2d"(%4, %e) {padding = array<i64: 1, 1, 1, 1>, groups = 160 : i64, input_layout = "nhwc", operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<1x14x14x160xf32>, tensor<160x1x3x3xf32>) -> tensor<1x14x14x160xf32>
+  return %2, %5 : tensor<1x14x14x160xf32>, tensor<1x14x14x160xf32>
 }
 }
 

@@ -52,13 +52,14 @@ def drop_end_rows(y, extra_h, extra_w):
 
 
 def _conv_nhwc(x, w_oihw, bias, pad, strides, dilations, dtype, depthwise_mult=None, fast3x3=False,
-               transposed=False):
+               transposed=False, padded=False):
     """One TOSA convolution; x NHWC, w OIHW (or [C*M, 1, KH, KW] for depthwise). `fast3x3`:
     eligible 3x3 convolutions with constant weights take the Winograd form (winograd.py);
-    `transposed`: the result is transposed later (`_transposed_later`)."""
+    `transposed`: the result is transposed later (`_transposed_later`); `padded`: padded later
+    (`_padded_later`)."""
     w_cf = None if depthwise_mult is not None else pointwise.weights(x, w_oihw, pad, dilations)
     if w_cf is not None:
-        return pointwise.conv1x1(x, w_cf, bias, strides, blocked=not transposed)
+        return pointwise.conv1x1(x, w_cf, bias, strides, blocked=not transposed, padded=padded)
     if fast3x3 and depthwise_mult is None:
         w_const = pointwise.constant_array(w_oihw) if winograd.applies(x, w_oihw, pad, strides, dilations) else None
         if w_const is not None:
@@ -97,13 +98,15 @@ def _conv_nhwc(x, w_oihw, bias, pad, strides, dilations, dtype, depthwise_mult=N
     return drop_end_rows(y, extra_h, extra_w)
 
 
-def grouped_conv_nhwc(x, w_oihw, bias, groups, pad, strides, dilations, dtype, fast3x3=False, transposed=False):
+def grouped_conv_nhwc(x, w_oihw, bias, groups, pad, strides, dilations, dtype, fast3x3=False, transposed=False,
+                      padded=False):
     """NHWC convolution with `groups` (plain, depthwise, or one convolution per group)."""
     c = C.shape_of(x)[3]
     o, i = C.shape_of(w_oihw)[:2]
     bias = _bias_or_zero(bias, o, dtype)
     if groups == 1:
-        return _conv_nhwc(x, w_oihw, bias, pad, strides, dilations, dtype, fast3x3=fast3x3, transposed=transposed)
+        return _conv_nhwc(x, w_oihw, bias, pad, strides, dilations, dtype, fast3x3=fast3x3, transposed=transposed,
+                          padded=padded)
     if i == 1 and groups == c:
         return _conv_nhwc(x, w_oihw, bias, pad, strides, dilations, dtype, depthwise_mult=o // c)
     og = o // groups
@@ -133,21 +136,33 @@ _ELEMENTWISE = {f"nn.{name}" for name in ("relu", "clamp", "add", "sub", "mul", 
                                            "elu", "gelu", "hard_sigmoid", "hard_swish", "prelu")}
 
 
-def _transposed_later(op, depth=4):
-    """True when `op`'s result reaches an nn.transpose through single-use element-wise ops (an
-    NCHW model output): IREE fuses that transpose into the Winograd output pass, whose writes
-    then go across the channels (56x56x64: 43 -> 693 us), so such a convolution stays direct."""
+def _consumer(op, depth=4):
+    """The op `op`'s result reaches through single-use element-wise ops, or None (several uses)."""
     value = op.results[0]
     for _ in range(depth):
         users = [use.owner for use in value.uses]
         if len(users) != 1:
-            return False
-        if users[0].name == "nn.transpose":
-            return True
+            return None
         if users[0].name not in _ELEMENTWISE:
-            return False
+            return users[0]
         value = users[0].results[0]
-    return False
+    return None
+
+
+def _transposed_later(op):
+    """True when `op`'s result reaches an nn.transpose through single-use element-wise ops (an
+    NCHW model output): IREE fuses that transpose into the Winograd output pass, whose writes
+    then go across the channels (56x56x64: 43 -> 693 us), so such a convolution stays direct."""
+    consumer = _consumer(op)
+    return consumer is not None and consumer.name == "nn.transpose"
+
+
+def _padded_later(op):
+    """True when `op`'s result reaches a padded convolution or pooling through single-use
+    element-wise ops (IREE then writes it into the padded buffer and does not data-tile it)."""
+    consumer = _consumer(op)
+    return (consumer is not None and "padding" in consumer.attributes
+            and any(ir.DenseI64ArrayAttr(consumer.attributes["padding"])))
 
 
 def _fast3x3(n):
@@ -163,7 +178,8 @@ def lower_conv2d(n):
     w = C.transpose(w, TO_OIHW[a["filter_layout"]])
     y = grouped_conv_nhwc(x, w, bias, a["groups"], a["padding"], a["strides"], a["dilations"], "float32"
                           if n.out.dtype == "float16" else n.out.dtype,
-                          fast3x3=_fast3x3(n), transposed=_transposed_later(n.op.operation))
+                          fast3x3=_fast3x3(n), transposed=_transposed_later(n.op.operation),
+                          padded=_padded_later(n.op.operation))
     return _from_nhwc(_narrow(y, n.out.dtype), a["input_layout"])
 
 
@@ -207,7 +223,8 @@ def lower_conv_transpose2d(n):
     end_w = ow - 1 + (kw - 1) * dw + 1 - ws - begin_w
     stuffed = _pad_and_crop(stuffed, [begin_h, end_h, begin_w, end_w], dtype)
     y = grouped_conv_nhwc(stuffed, w_conv, bias, groups, [0, 0, 0, 0], [1, 1], [dh, dw], dtype,
-                          fast3x3=_fast3x3(n), transposed=_transposed_later(n.op.operation))
+                          fast3x3=_fast3x3(n), transposed=_transposed_later(n.op.operation),
+                          padded=_padded_later(n.op.operation))
     return _from_nhwc(_narrow(y, n.out.dtype), a["input_layout"])
 
 

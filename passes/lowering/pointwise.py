@@ -85,10 +85,11 @@ def weights(x, w_oihw, pad, dilations):
     return None if w is None else np.ascontiguousarray(w.reshape(f, c).T)
 
 
-def conv1x1(x, w_cf, bias, strides, blocked=True):
+def conv1x1(x, w_cf, bias, strides, blocked=True, padded=False):
     """x [1, H, W, C] NHWC, w_cf [C, F] (from `weights`), bias [F] -> [1, OH, OW, F] float32.
     `blocked=False` keeps [C, F] weights (a result transposed later: IREE fuses the transpose
-    into a blocked product, whose writes then go across the pixels)."""
+    into a blocked product, whose writes then go across the pixels); `padded`: the result is
+    padded later (`projection`)."""
     _, h, wd, c = C.shape_of(x)
     f = w_cf.shape[1]
     sh, sw = (int(s) for s in strides)
@@ -102,7 +103,8 @@ def conv1x1(x, w_cf, bias, strides, blocked=True):
     image = C.reshape(x, [h, wd, c])
     if sh > 1 or sw > 1:
         image = C.strided_slice(image, [0, 0, 0], [oh, ow, c], [sh, sw, 1])
-    block = blocked and pointwise_block(oh, ow, f, C.cpu_lanes(), strided=sh > 1 or sw > 1)
+    block = blocked and pointwise_block(oh, ow, f, C.cpu_lanes(), strided=sh > 1 or sw > 1,
+                                        projection=not padded and projection(x))
     if block:  # cpu_tiles.blocked_pointwise_tiles
         # loops oh, ow, f // block, f % block, c; weights [F // block, C, block]
         blocks = np.ascontiguousarray(w_cf.reshape(c, f // block, block).transpose(1, 0, 2))
@@ -141,18 +143,31 @@ def matmul_bias(rows, w, bias, oh, ow):
                     C.reshape(bias, [1, 1, 1, f]))
 
 
+def projection(x):
+    """True when NHWC `x` is a depthwise convolution's result (through its bias, activation or
+    reshapes): a product of it that no padding follows is a projection (MobileNetV2's linear
+    bottlenecks), which takes blocked weights (`cpu_tiles.pointwise_block`)."""
+    return _produced_by(x, lambda op: op.name == "tosa.depthwise_conv2d")
+
+
 def pad_for_pooling(x):
     """True when NHWC `x` is a 1x1 convolution's product (through its bias, activation or
     reshapes), so a global pooling of it should read it through an extra zero row."""
+    return _produced_by(x, lambda op: TAG in op.attributes)
+
+
+def _produced_by(x, match):
+    """True when `match` holds for the op computing `x` through bias, activation (a unary
+    generic) or reshapes."""
     for _ in range(6):
         owner = x.owner
         if not isinstance(owner, ir.OpView):
             return False
         op = owner.operation
-        if TAG in op.attributes:
+        if match(op):
             return True
         unary = op.name == "linalg.generic" and list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))[0] == 1
-        if op.name not in _PASS_THROUGH and not unary:  # bias, activation (a unary generic), reshape
+        if op.name not in _PASS_THROUGH and not unary:
             return False
         x = op.operands[0]
     return False

@@ -281,19 +281,26 @@ def _pointwise_tiles_avx2(out_shape, distribution):
     return ([rows, width, CHANNELS, 0], [1, pixels, lanes, 0], [0, 0, 0, unroll])
 
 
-def pointwise_block(height, width, channels, lanes, strided=False):
+def pointwise_block(height, width, channels, lanes, strided=False, projection=False):
     """Output channels per weight block for a 1x1 product of `channels` outputs, `height` x
     `width` pixels (pointwise.py stores its weights [F / block, C, block]), or None for [C, F]
     weights. AVX2: AVX2_LANES, at least BLOCKED_MIN_AVX2 channels, even widths. AVX-512:
     WIDE_LANES (CHANNELS at width <= SMALL_WIDTH), at least BLOCKED_MIN_AVX512 channels, where
-    `_blocked_pixels` has a register tile (IREE folds an unstrided product's pixel loops)."""
-    if channels % CHANNELS:
-        return None
+    `_blocked_pixels` has a register tile (IREE folds an unstrided product's pixel loops).
+    A `projection` (a product of a depthwise convolution's result that no padding follows) takes
+    blocks of WIDE_LANES from 2 * WIDE_LANES channels on AVX-512: as [C, F] IREE data-tiles it
+    and packs its input inside the depthwise convolution's dispatch (pointwise.py)."""
     if lanes == 8:
+        if channels % CHANNELS:
+            return None
         return AVX2_LANES if channels >= BLOCKED_MIN_AVX2 and width % AVX2_PIXELS == 0 else None
     shape = [height, width] if strided and height > 1 else [height * width]  # IREE drops a unit height
-    if lanes == 16 and channels >= BLOCKED_MIN_AVX512 and _blocked_pixels(shape):
+    if lanes != 16 or not _blocked_pixels(shape):
+        return None
+    if channels % CHANNELS == 0 and channels >= BLOCKED_MIN_AVX512:
         return CHANNELS if width <= SMALL_WIDTH else WIDE_LANES
+    if projection and channels % WIDE_LANES == 0 and channels >= 2 * WIDE_LANES:
+        return WIDE_LANES
     return None
 
 
@@ -321,7 +328,9 @@ def blocked_pointwise_tiles(out_shape, distribution, lanes=8):
         return None
     per_group = max(1, CHANNELS // block)
     if out_shape[-2] % per_group:
-        return None
+        if lanes == 8:
+            return None
+        per_group = 1  # an odd count of 32-channel blocks (AVX-512 projections): one a workgroup
     if lanes == 8:
         pixels = AVX2_PIXELS if out_shape[-3] % AVX2_PIXELS == 0 else None
         unroll = AVX2_UNROLL
