@@ -175,6 +175,66 @@ def lstm(steps=32, inputs=128, hidden=256, classes=10):
 MODELS = {"resnet18": resnet18, "mobilenet": mobilenet, "mlp": mlp, "transformer": transformer, "lstm": lstm}
 
 
+def resnet50(size=224):
+    """ResNet-50 (v1.5: the stride on the 3x3 convolution of each downsampling bottleneck)."""
+    net, rng = Net(50), np.random.default_rng(150)
+    x = rng.standard_normal((1, 3, size, size)).astype(np.float32)
+    hw = size // 2
+    y = net.node("Relu", [net.bn(net.conv("x", 3, 64, 7, hw, stride=2, pad=3, bias=False), 64)])
+    hw //= 2
+    y = net.node("MaxPool", [y], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+    cin = 64
+    for mid, blocks, stride in [(64, 3, 1), (128, 4, 2), (256, 6, 2), (512, 3, 2)]:
+        cout = mid * 4
+        for block in range(blocks):
+            s = stride if block == 0 else 1
+            hw_out = hw // s
+            h = net.node("Relu", [net.bn(net.conv(y, cin, mid, 1, hw, pad=0, bias=False), mid)])
+            h = net.node("Relu", [net.bn(net.conv(h, mid, mid, 3, hw_out, stride=s, bias=False), mid)])
+            h = net.bn(net.conv(h, mid, cout, 1, hw_out, pad=0, bias=False), cout)
+            skip = y if (s == 1 and cin == cout) else net.bn(net.conv(y, cin, cout, 1, hw_out, stride=s, pad=0,
+                                                                        bias=False), cout)
+            y = net.node("Relu", [net.node("Add", [h, skip])])
+            cin, hw = cout, hw_out
+    y = net.node("Flatten", [net.node("GlobalAveragePool", [y])])
+    net.gemm(y, 2048, 1000, trans_b=True)
+    net.nodes[-1].output[0] = "logits"
+    return net.model({"x": x}, ["logits"], {"x": x})
+
+
+def mobilenetv2(size=224):
+    """MobileNetV2: inverted residual blocks (1x1 expansion, 3x3 depthwise, linear 1x1 projection)."""
+    net, rng = Net(2), np.random.default_rng(102)
+    x = rng.standard_normal((1, 3, size, size)).astype(np.float32)
+
+    def relu6(y):
+        return net.node("Clip", [y, net.const(np.float32(0)), net.const(np.float32(6))])
+
+    hw = size // 2
+    y = relu6(net.conv("x", 3, 32, 3, hw, stride=2))
+    cin = 32
+    for t, c, n, s in [(1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2), (6, 96, 3, 1), (6, 160, 3, 2),
+                       (6, 320, 1, 1)]:
+        for i in range(n):
+            stride = s if i == 0 else 1
+            hidden = cin * t
+            h = relu6(net.conv(y, cin, hidden, 1, hw, pad=0)) if t != 1 else y
+            hw_out = hw // stride
+            h = relu6(net.conv(h, hidden, hidden, 3, hw_out, stride=stride, groups=hidden))
+            h = net.conv(h, hidden, c, 1, hw_out, pad=0)
+            y = net.node("Add", [y, h]) if stride == 1 and cin == c else h
+            cin, hw = c, hw_out
+    y = relu6(net.conv(y, cin, 1280, 1, hw, pad=0))
+    y = net.node("Flatten", [net.node("GlobalAveragePool", [y])])
+    net.gemm(y, 1280, 1000, trans_b=True)
+    net.nodes[-1].output[0] = "logits"
+    return net.model({"x": x}, ["logits"], {"x": x})
+
+
+# beyond the issue's five: `--models resnet50,mobilenetv2` (not in the default run)
+EXTRA = {"resnet50": resnet50, "mobilenetv2": mobilenetv2}
+
+
 def tiny():
     """A very small conv net for the test suite's smoke run of the benchmark script."""
     net, rng = Net(5), np.random.default_rng(105)
@@ -186,4 +246,4 @@ def tiny():
     return net.model({"x": x}, ["y"], {"x": x})
 
 
-MODELS_ALL = dict(MODELS, tiny=tiny)
+MODELS_ALL = dict(MODELS, **EXTRA, tiny=tiny)

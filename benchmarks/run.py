@@ -8,6 +8,7 @@
     python benchmarks/run.py --threads 1                 # both runtimes on one thread
     python benchmarks/run.py --format coreml             # compile the Core ML form (webnn, coreml, nnef)
     python benchmarks/run.py --format all                # every model in every form, one row each
+    python benchmarks/run.py --models resnet50,mobilenetv2   # two more, beyond the default five
 
 Each model is defined once in ONNX (benchmarks/models.py), converted to WebNN JSON (or a Core ML
 .mlmodel, or an NNEF folder: --format), compiled by Estuary in a child process (so compile time
