@@ -66,13 +66,17 @@ class Net:
         return m, feeds, self.flops
 
 
+def _resnet_stem(net, size):
+    """ResNet's 7x7 stride-2 convolution, batch norm, relu and 3x3 stride-2 max pooling of "x";
+    returns (value, its width)."""
+    y = net.node("Relu", [net.bn(net.conv("x", 3, 64, 7, size // 2, stride=2, pad=3, bias=False), 64)])
+    return net.node("MaxPool", [y], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]), size // 4
+
+
 def resnet18(size=224):
     net, rng = Net(18), np.random.default_rng(100)
     x = rng.standard_normal((1, 3, size, size)).astype(np.float32)
-    hw = size // 2
-    y = net.node("Relu", [net.bn(net.conv("x", 3, 64, 7, hw, stride=2, pad=3, bias=False), 64)])
-    hw //= 2
-    y = net.node("MaxPool", [y], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+    y, hw = _resnet_stem(net, size)
     cin = 64
     for cout, stride in [(64, 1), (128, 2), (256, 2), (512, 2)]:
         for block in range(2):
@@ -179,10 +183,7 @@ def resnet50(size=224):
     """ResNet-50 (v1.5: the stride on the 3x3 convolution of each downsampling bottleneck)."""
     net, rng = Net(50), np.random.default_rng(150)
     x = rng.standard_normal((1, 3, size, size)).astype(np.float32)
-    hw = size // 2
-    y = net.node("Relu", [net.bn(net.conv("x", 3, 64, 7, hw, stride=2, pad=3, bias=False), 64)])
-    hw //= 2
-    y = net.node("MaxPool", [y], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+    y, hw = _resnet_stem(net, size)
     cin = 64
     for mid, blocks, stride in [(64, 3, 1), (128, 4, 2), (256, 6, 2), (512, 3, 2)]:
         cout = mid * 4

@@ -230,7 +230,6 @@ def test_inverted_residual_block_matches_onnxruntime(tmp_path, monkeypatch, hw, 
     """MobileNetV2's inverted residual block: its linear 1x1 projection of the depthwise
     convolution's result takes blocked weights on AVX-512 (`pointwise_block`, projection),
     with an odd count of blocks (160) and before a residual add."""
-    import onnxruntime as ort
     from estuary.passes.lowering import pointwise
 
     asked = []
@@ -247,9 +246,7 @@ def test_inverted_residual_block_matches_onnxruntime(tmp_path, monkeypatch, hw, 
         y = net.node("Add", [block_in, y])
     y = net.conv(y, out, 128, 1, hw, pad=0)  # the next block's expansion: the projection is not an output
     net.nodes[-1].output[0] = "y"
-    model, feeds, _ = net.model({"x": x}, ["y"], {"x": x})
-    path = onnx_to_webnn.convert(model, str(tmp_path / "block.json"))
-    ref = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(["y"], feeds)[0]
+    path, feeds, ref = onnx_model_case(*net.model({"x": x}, ["y"], {"x": x})[:2], tmp_path, "webnn")
     for art in (estuary.compile(path), estuary.compile(path, disable_passes=["cpu-tiles"])):
         np.testing.assert_allclose(estuary.load(art).run(feeds)["y"], ref, rtol=1e-4, atol=1e-4)
     assert asked.count(True) == 2  # the projection, with and without cpu-tiles
@@ -261,7 +258,6 @@ def test_pointwise_result_transposed_later_keeps_unblocked_weights(tmp_path, mon
     fuses that transpose into the product, so it keeps [C, F] weights (blocked, its writes went
     across the pixels: 14x14x512x512 on one core 7.3 ms against 0.99 ms). Followed by a depthwise
     convolution it may take blocks."""
-    import onnxruntime as ort
     from estuary.passes.lowering import pointwise
 
     asked = []
@@ -272,9 +268,7 @@ def test_pointwise_result_transposed_later_keeps_unblocked_weights(tmp_path, mon
     if not output:
         y = net.node("Relu", [net.conv(y, 512, 512, 3, 14, groups=512)])
     net.nodes[-1].output[0] = "y"
-    model, feeds, _ = net.model({"x": x}, ["y"], {"x": x})
-    path = onnx_to_webnn.convert(model, str(tmp_path / "pw.json"))
-    ref = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(["y"], feeds)[0]
+    path, feeds, ref = onnx_model_case(*net.model({"x": x}, ["y"], {"x": x})[:2], tmp_path, "webnn")
     got = estuary.load(estuary.compile(path)).run(feeds)["y"]
     assert bool(asked) is not output
     np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-4)
@@ -285,8 +279,6 @@ def test_downsampling_block_products_are_contractions(tmp_path):
     strided one. The strided product reads a strided slice, so IREE compiles it as a contraction
     ("matmul_like"); with the stride in its indexing map it became a generic reduction, 20x
     slower (pointwise.py)."""
-    import onnxruntime as ort
-
     net, rng = models.Net(14), np.random.default_rng(114)
     x = rng.standard_normal((1, 256, 16, 16)).astype(np.float32)
     block_in = net.node("Relu", [net.node("Add", ["x", net.conv("x", 256, 256, 1, 16, pad=0)])])
@@ -294,9 +286,7 @@ def test_downsampling_block_products_are_contractions(tmp_path):
     main = net.conv(net.node("Relu", [net.conv(main, 128, 128, 3, 8, stride=2)]), 128, 512, 1, 8, pad=0)
     y = net.node("Relu", [net.node("Add", [main, net.conv(block_in, 256, 512, 1, 8, stride=2, pad=0)])])
     net.nodes[-1].output[0] = "y"
-    model, feeds, _ = net.model({"x": x}, ["y"], {"x": x})
-    path = onnx_to_webnn.convert(model, str(tmp_path / "down.json"))
-    ref = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(["y"], feeds)[0]
+    path, feeds, ref = onnx_model_case(*net.model({"x": x}, ["y"], {"x": x})[:2], tmp_path, "webnn")
     art = estuary.compile(path)
     np.testing.assert_allclose(estuary.load(art).run(feeds)["y"], ref, rtol=1e-4, atol=1e-4)
     assert re.search(rb"main_dispatch_\d+_matmul_like_8x8x512x256_f32", art.vmfb)
