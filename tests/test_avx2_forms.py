@@ -50,12 +50,15 @@ def test_narrow_convolution(tmp_path, hw, c, f, k, stride, dilation, pads):
     _run(tmp_path, build, (1, c, hw, hw), 21)
 
 
-@pytest.mark.parametrize("hw, pool", [(7, False), (7, True), (5, False)])
-def test_narrow_pointwise_convolution(tmp_path, hw, pool):
+@pytest.mark.parametrize("hw, pool, batch", [(7, False, 1), (7, True, 1), (5, False, 1), (7, False, 3),
+                                             (16, True, 2)])
+def test_narrow_pointwise_convolution(tmp_path, hw, pool, batch):
+    """Also batches: one image `batch` times as high (pointwise.conv1x1), as the plain matmul at
+    width 7 on AVX2 and as the retiled product at width 16 and on the host."""
     def build(net):
         y = net.node("Relu", [net.conv("x", 32, 64, 1, hw, pad=0)])
         return net.node("GlobalAveragePool", [y]) if pool else net.node("Relu", [net.conv(y, 64, 64, 3, hw, groups=64)])
-    _run(tmp_path, build, (1, 32, hw, hw), 22)
+    _run(tmp_path, build, (batch, 32, hw, hw), 22)
 
 
 def test_forms_follow_the_optimization_switch(tmp_path):

@@ -117,14 +117,26 @@ func.func @pointwise_strided(%x: tensor<1x7x7x8xf32>) -> tensor<1x4x4x4xf32> {
 
 // -----
 
-// Not the pointwise form: weights computed at run time, a batch of two, padding.
+// Not the pointwise form: weights computed at run time, a strided batch of two, padding.
 // CHECK-LABEL: func.func @pointwise_kept
 // CHECK-NOT: linalg.generic
 // CHECK-COUNT-3: tosa.conv2d
-func.func @pointwise_kept(%x: tensor<1x6x6x8xf32>, %w: tensor<4x8x1x1xf32>, %x2: tensor<2x6x6x8xf32>) -> (tensor<1x6x6x4xf32>, tensor<2x6x6x4xf32>, tensor<1x8x8x4xf32>) {
+func.func @pointwise_kept(%x: tensor<1x6x6x8xf32>, %w: tensor<4x8x1x1xf32>, %x2: tensor<2x6x6x8xf32>) -> (tensor<1x6x6x4xf32>, tensor<2x3x3x4xf32>, tensor<1x8x8x4xf32>) {
   %c = "nn.constant"() {value = dense<0.5> : tensor<4x8x1x1xf32>} : () -> tensor<4x8x1x1xf32>
   %0 = "nn.conv2d"(%x, %w) {input_layout = "nhwc", operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<1x6x6x8xf32>, tensor<4x8x1x1xf32>) -> tensor<1x6x6x4xf32>
-  %1 = "nn.conv2d"(%x2, %c) {input_layout = "nhwc", operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<2x6x6x8xf32>, tensor<4x8x1x1xf32>) -> tensor<2x6x6x4xf32>
+  %1 = "nn.conv2d"(%x2, %c) {strides = array<i64: 2, 2>, input_layout = "nhwc", operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<2x6x6x8xf32>, tensor<4x8x1x1xf32>) -> tensor<2x3x3x4xf32>
   %2 = "nn.conv2d"(%x, %c) {padding = array<i64: 1, 1, 1, 1>, input_layout = "nhwc", operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<1x6x6x8xf32>, tensor<4x8x1x1xf32>) -> tensor<1x8x8x4xf32>
-  return %0, %1, %2 : tensor<1x6x6x4xf32>, tensor<2x6x6x4xf32>, tensor<1x8x8x4xf32>
+  return %0, %1, %2 : tensor<1x6x6x4xf32>, tensor<2x3x3x4xf32>, tensor<1x8x8x4xf32>
+}
+
+// -----
+
+// An unstrided batch is one image N times as high (a 1x1 convolution mixes no pixels).
+// CHECK-LABEL: func.func @pointwise_batch
+// CHECK: linalg.generic {{.*}} ins({{.*}} : tensor<12x6x8xf32>, tensor<8x4xf32>) outs({{.*}} : tensor<12x6x4xf32>)
+// CHECK: tosa.add {{.*}} -> tensor<2x6x6x4xf32>
+func.func @pointwise_batch(%x: tensor<2x6x6x8xf32>) -> tensor<2x6x6x4xf32> {
+  %c = "nn.constant"() {value = dense<0.5> : tensor<4x8x1x1xf32>} : () -> tensor<4x8x1x1xf32>
+  %0 = "nn.conv2d"(%x, %c) {input_layout = "nhwc", operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<2x6x6x8xf32>, tensor<4x8x1x1xf32>) -> tensor<2x6x6x4xf32>
+  return %0 : tensor<2x6x6x4xf32>
 }

@@ -57,7 +57,7 @@ def _conv_nhwc(x, w_oihw, bias, pad, strides, dilations, dtype, depthwise_mult=N
     eligible 3x3 convolutions with constant weights take the Winograd form (winograd.py);
     `transposed`: the result is transposed later (`_transposed_later`); `padded`: padded later
     (`_padded_later`)."""
-    w_cf = None if depthwise_mult is not None else pointwise.weights(x, w_oihw, pad, dilations)
+    w_cf = None if depthwise_mult is not None else pointwise.weights(x, w_oihw, pad, dilations, strides)
     if w_cf is not None:
         return pointwise.conv1x1(x, w_cf, bias, strides, blocked=not transposed, padded=padded)
     if fast3x3 and depthwise_mult is None:

@@ -1,4 +1,4 @@
-"""Batch-1 float32 1x1 convolutions as one `linalg.generic` with [C, F] weights, for `cpu-tiles`.
+"""Float32 1x1 convolutions as one `linalg.generic` with [C, F] weights, for `cpu-tiles`.
 
 TOSA's conv2d with a 1x1 filter reaches IREE as a matmul-like op whose weights are [F, C], the
 reduction innermost in both operands. When the next op pads its input (a depthwise 3x3
@@ -73,12 +73,13 @@ def constant_array(value):
     return np.transpose(inner, list(ir.DenseI32ArrayAttr(op.attributes["perms"])))
 
 
-def weights(x, w_oihw, pad, dilations):
-    """The [C, F] weights of a batch-1 float32 1x1 convolution with constant weights and no
-    padding or dilation, else None (the convolution stays TOSA's)."""
+def weights(x, w_oihw, pad, dilations, strides=(1, 1)):
+    """The [C, F] weights of a float32 1x1 convolution with constant weights and no padding or
+    dilation, batch 1 or unstrided, else None (the convolution stays TOSA's)."""
     n, _, _, c = C.shape_of(x)
     f, i, kh, kw = C.shape_of(w_oihw)
-    if not (n == 1 and kh == kw == 1 and i == c and not any(pad) and list(dilations) == [1, 1]
+    if not ((n == 1 or list(strides) == [1, 1]) and kh == kw == 1 and i == c and not any(pad)
+            and list(dilations) == [1, 1]
             and C.element_of(x) == ir.F32Type.get() and C.element_of(w_oihw) == ir.F32Type.get()):
         return None
     w = constant_array(w_oihw)
@@ -86,18 +87,21 @@ def weights(x, w_oihw, pad, dilations):
 
 
 def conv1x1(x, w_cf, bias, strides, blocked=True, padded=False):
-    """x [1, H, W, C] NHWC, w_cf [C, F] (from `weights`), bias [F] -> [1, OH, OW, F] float32.
+    """x [N, H, W, C] NHWC, w_cf [C, F] (from `weights`), bias [F] -> [N, OH, OW, F] float32.
+    A batch (unstrided) is one image N times as high: a 1x1 convolution mixes no pixels.
     `blocked=False` keeps [C, F] weights (a result transposed later: IREE fuses the transpose
     into a blocked product, whose writes then go across the pixels); `padded`: the result is
     padded later (`projection`)."""
-    _, h, wd, c = C.shape_of(x)
+    n, h, wd, c = C.shape_of(x)
     f = w_cf.shape[1]
     sh, sw = (int(s) for s in strides)
     oh, ow = (h - 1) // sh + 1, (wd - 1) // sw + 1
+    h, oh = n * h, n * oh  # batch 1 when strided (`weights`)
     f32 = ir.F32Type.get()
     avx2 = C.cpu_lanes() == 8
     if avx2 and sh == sw == 1 and ow <= NARROW:
-        return matmul_bias(C.reshape(x, [h * wd, c]), C.const(w_cf, "float32"), bias, oh, ow)
+        y = matmul_bias(C.reshape(x, [h * wd, c]), C.const(w_cf, "float32"), bias, oh, ow)
+        return C.reshape(y, [n, oh // n, ow, f])
     d = [ir.AffineDimExpr.get(i) for i in range(5)]
     pixel = [d[0], d[1]]
     image = C.reshape(x, [h, wd, c])
@@ -113,7 +117,7 @@ def conv1x1(x, w_cf, bias, strides, blocked=True, padded=False):
     else:  # loops oh, ow, f, c; weights [C, F]
         maps = [[*pixel, d[3]], [d[3], d[2]], [d[0], d[1], d[2]]]
         product = _product(image, C.const(w_cf, "float32"), [oh, ow, f], maps)
-    return tosa.add(C.tensor_type([1, oh, ow, f], f32), C.reshape(product, [1, oh, ow, f]),
+    return tosa.add(C.tensor_type([n, oh // n, ow, f], f32), C.reshape(product, [n, oh // n, ow, f]),
                     C.reshape(bias, [1, 1, 1, f]))
 
 
