@@ -165,9 +165,10 @@ def _padded_later(op):
             and any(ir.DenseI64ArrayAttr(consumer.attributes["padding"])))
 
 
-def _fast3x3(n):
-    """Whether the float32 convolution of node `n` may take the Winograd form (see winograd.py)."""
-    return n.out.dtype == "float32" and winograd.enabled(n.op) and not _transposed_later(n.op.operation)
+def _fast3x3(n, transposed):
+    """Whether the float32 convolution of node `n`, its result `transposed` later or not, may
+    take the Winograd form (see winograd.py)."""
+    return n.out.dtype == "float32" and winograd.enabled(n.op) and not transposed
 
 
 @lower("conv2d")
@@ -176,9 +177,10 @@ def lower_conv2d(n):
     a = n.attrs
     x = _to_nhwc(x, a["input_layout"])
     w = C.transpose(w, TO_OIHW[a["filter_layout"]])
+    transposed = _transposed_later(n.op.operation)
     y = grouped_conv_nhwc(x, w, bias, a["groups"], a["padding"], a["strides"], a["dilations"], "float32"
                           if n.out.dtype == "float16" else n.out.dtype,
-                          fast3x3=_fast3x3(n), transposed=_transposed_later(n.op.operation),
+                          fast3x3=_fast3x3(n, transposed), transposed=transposed,
                           padded=_padded_later(n.op.operation))
     return _from_nhwc(_narrow(y, n.out.dtype), a["input_layout"])
 
@@ -222,8 +224,9 @@ def lower_conv_transpose2d(n):
     end_h = oh - 1 + (kh - 1) * dh + 1 - hs - begin_h
     end_w = ow - 1 + (kw - 1) * dw + 1 - ws - begin_w
     stuffed = _pad_and_crop(stuffed, [begin_h, end_h, begin_w, end_w], dtype)
+    transposed = _transposed_later(n.op.operation)
     y = grouped_conv_nhwc(stuffed, w_conv, bias, groups, [0, 0, 0, 0], [1, 1], [dh, dw], dtype,
-                          fast3x3=_fast3x3(n), transposed=_transposed_later(n.op.operation),
+                          fast3x3=_fast3x3(n, transposed), transposed=transposed,
                           padded=_padded_later(n.op.operation))
     return _from_nhwc(_narrow(y, n.out.dtype), a["input_layout"])
 

@@ -96,28 +96,28 @@ def conv1x1(x, w_cf, bias, strides, blocked=True, padded=False):
     f = w_cf.shape[1]
     sh, sw = (int(s) for s in strides)
     oh, ow = (h - 1) // sh + 1, (wd - 1) // sw + 1
-    h, oh = n * h, n * oh  # batch 1 when strided (`weights`)
+    rows = n * oh  # the batch's output rows (batch 1 when strided: `weights`)
     f32 = ir.F32Type.get()
     avx2 = C.cpu_lanes() == 8
     if avx2 and sh == sw == 1 and ow <= NARROW:
-        y = matmul_bias(C.reshape(x, [h * wd, c]), C.const(w_cf, "float32"), bias, oh, ow)
-        return C.reshape(y, [n, oh // n, ow, f])
+        y = matmul_bias(C.reshape(x, [n * h * wd, c]), C.const(w_cf, "float32"), bias, rows, ow)
+        return C.reshape(y, [n, oh, ow, f])
     d = [ir.AffineDimExpr.get(i) for i in range(5)]
     pixel = [d[0], d[1]]
-    image = C.reshape(x, [h, wd, c])
+    image = C.reshape(x, [n * h, wd, c])
     if sh > 1 or sw > 1:
         image = C.strided_slice(image, [0, 0, 0], [oh, ow, c], [sh, sw, 1])
-    block = blocked and pointwise_block(oh, ow, f, C.cpu_lanes(), strided=sh > 1 or sw > 1,
+    block = blocked and pointwise_block(rows, ow, f, C.cpu_lanes(), strided=sh > 1 or sw > 1,
                                         projection=not padded and projection(x))
     if block:  # cpu_tiles.blocked_pointwise_tiles
         # loops oh, ow, f // block, f % block, c; weights [F // block, C, block]
         blocks = np.ascontiguousarray(w_cf.reshape(c, f // block, block).transpose(1, 0, 2))
         maps = [[*pixel, d[4]], [d[2], d[4], d[3]], [d[0], d[1], d[2], d[3]]]
-        product = _product(image, C.const(blocks, "float32"), [oh, ow, f // block, block], maps)
+        product = _product(image, C.const(blocks, "float32"), [rows, ow, f // block, block], maps)
     else:  # loops oh, ow, f, c; weights [C, F]
         maps = [[*pixel, d[3]], [d[3], d[2]], [d[0], d[1], d[2]]]
-        product = _product(image, C.const(w_cf, "float32"), [oh, ow, f], maps)
-    return tosa.add(C.tensor_type([n, oh // n, ow, f], f32), C.reshape(product, [n, oh // n, ow, f]),
+        product = _product(image, C.const(w_cf, "float32"), [rows, ow, f], maps)
+    return tosa.add(C.tensor_type([n, oh, ow, f], f32), C.reshape(product, [n, oh, ow, f]),
                     C.reshape(bias, [1, 1, 1, f]))
 
 
