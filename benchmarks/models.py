@@ -122,7 +122,9 @@ def mlp():
     return net.model({"x": x}, ["y"], {"x": x})
 
 
-def transformer(seq=128, hidden=256, heads=4, ffn=1024):
+def transformer(seq=128, hidden=256, heads=4, ffn=1024, pre_norm=False):
+    """A BERT-style encoder block (post-LayerNorm), or with `pre_norm` a GPT-style one: each
+    sublayer reads LayerNorm(x) and adds its result to x."""
     net, rng = Net(3), np.random.default_rng(103)
     x = rng.standard_normal((seq, hidden)).astype(np.float32)
     d = hidden // heads
@@ -141,16 +143,20 @@ def transformer(seq=128, hidden=256, heads=4, ffn=1024):
         b = net.const((0.1 * net.rng.standard_normal(hidden)).astype(np.float32), "b")
         return net.node("LayerNormalization", [v, g, b], axis=-1, epsilon=1e-5)
 
-    q, k, v = (split_heads(proj("x", hidden, hidden)) for _ in range(3))
+    src = layer_norm("x") if pre_norm else "x"
+    q, k, v = (split_heads(proj(src, hidden, hidden)) for _ in range(3))
     kt = net.node("Transpose", [k], perm=[0, 2, 1])
     scores = net.node("Mul", [net.node("MatMul", [q, kt]), net.const(np.float32(1 / np.sqrt(d)))])
     net.flops += 2 * 2 * heads * seq * seq * d
     attn = net.node("MatMul", [net.node("Softmax", [scores], axis=-1), v])
     merged = net.node("Reshape", [net.node("Transpose", [attn], perm=[1, 0, 2]),
                                   net.const(np.array([seq, hidden], np.int64), "shape")])
-    h = layer_norm(net.node("Add", ["x", proj(merged, hidden, hidden)]))
-    f = proj(_gelu(net, proj(h, hidden, ffn)), ffn, hidden)
-    layer_norm(net.node("Add", [h, f]))
+    h = net.node("Add", ["x", proj(merged, hidden, hidden)])
+    h = h if pre_norm else layer_norm(h)
+    f = proj(_gelu(net, proj(layer_norm(h) if pre_norm else h, hidden, ffn)), ffn, hidden)
+    y = net.node("Add", [h, f])
+    if not pre_norm:
+        layer_norm(y)
     net.nodes[-1].output[0] = "y"
     return net.model({"x": x}, ["y"], {"x": x})
 
@@ -233,7 +239,11 @@ def mobilenetv2(size=224):
 
 
 # beyond the issue's five: `--models resnet50,mobilenetv2` (not in the default run)
-EXTRA = {"resnet50": resnet50, "mobilenetv2": mobilenetv2}
+def transformer_prenorm():
+    return transformer(pre_norm=True)
+
+
+EXTRA = {"resnet50": resnet50, "mobilenetv2": mobilenetv2, "transformer_prenorm": transformer_prenorm}
 
 
 def tiny():

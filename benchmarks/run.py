@@ -43,8 +43,8 @@ import estuary
 t0 = time.perf_counter()
 extra = json.loads(sys.argv[4]) if len(sys.argv) > 4 else []
 if len(sys.argv) > 5:
-    import estuary.compiler
-    estuary.compiler.CPU_FLAGS = json.loads(sys.argv[5])
+    import estuary.backends.llvm_cpu
+    estuary.backends.llvm_cpu.CPU_FLAGS = json.loads(sys.argv[5])
 art = estuary.compile(sys.argv[1], target="llvm-cpu", optimize=sys.argv[3] == "1", extra_flags=extra)
 art.save(sys.argv[2])
 # VmHWM is this process's own peak (ru_maxrss would include the parent's, inherited over fork+exec)
@@ -67,7 +67,7 @@ def compile_child(json_path, vmfb_path, optimize=True, flags=(), cpu_flags=None)
 
 
 ROUNDS = 10  # alternations of Estuary and onnxruntime per model (5 paired the MLP's memory-bound runs
-# too coarsely on this shared VM: one row of a run read 1.52 where interleaved runs read 0.99)
+# too coarsely on a shared VM: docs/performance.md)
 
 
 def time_runs(fn, iterations, warmup=3):

@@ -9,100 +9,114 @@ an `OpDef`, created by the `@nn_op` decorator on the op's type-inference functio
 
 The inference function receives one `TensorSpec` per operand (None for an omitted optional
 operand, a list for a variadic one) and the attributes as keyword arguments; it returns the
-result spec(s), and raises `VerifyError` with a clear message when the operands or attributes
+result spec(s), and raises `VerificationError` with a clear message when the operands or attributes
 are invalid. The same function is the verifier: the `nn-verify` pass re-runs it on the IR.
 """
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 import math
+from typing import Any, SupportsInt, TypeVar
 
 import numpy as np
+import numpy.typing as npt
 from iree.compiler import ir
 
 from estuary import dtypes
+from estuary.errors import VerificationError
 
 REQUIRED = object()
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 MAX_ELEMENTS = 1 << 31  # the largest tensor an op may produce (8 GiB of float32)
 
 
-class VerifyError(ValueError):
-    """Raised by type rules; the caller adds the op name and location."""
-
-
-def check(cond, message):
+def check(cond: object, message: str) -> None:
     if not cond:
-        raise VerifyError(message)
+        raise VerificationError(message)
 
 
-def check_size(shape, what):
-    """VerifyError when a tensor of `shape` exceeds MAX_ELEMENTS: an op's result or input, or an
+def check_size(shape: Sequence[int], what: str) -> None:
+    """VerificationError when a tensor of `shape` exceeds MAX_ELEMENTS: an op's result or input, or an
     intermediate the lowering builds (a padded input, small results from huge padding and strides)."""
     size = math.prod(shape)
     check(size <= MAX_ELEMENTS and all(d <= MAX_ELEMENTS for d in shape),
           f"{what} {list(shape)}: {size} elements, more than the {MAX_ELEMENTS} supported")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class TensorSpec:
-    """Shape and WebNN data type of a tensor."""
+    """Shape and WebNN data type of a tensor. Any sequence of integers is accepted as the shape;
+    it is stored as a tuple of ints, so specs compare and hash by value."""
 
-    shape: tuple
+    shape: tuple[int, ...]
     dtype: str
 
-    def __post_init__(self):
-        object.__setattr__(self, "shape", tuple(int(d) for d in self.shape))
+    def __init__(self, shape: Iterable[SupportsInt], dtype: str) -> None:
+        object.__setattr__(self, "shape", tuple(int(d) for d in shape))
+        object.__setattr__(self, "dtype", dtype)
 
     @property
-    def rank(self):
+    def rank(self) -> int:
         return len(self.shape)
 
     @property
-    def size(self):
+    def size(self) -> int:
         return math.prod(self.shape)
 
-    def with_shape(self, shape):
+    def with_shape(self, shape: Iterable[SupportsInt]) -> TensorSpec:
         return TensorSpec(tuple(shape), self.dtype)
 
-    def with_dtype(self, dtype):
+    def with_dtype(self, dtype: str) -> TensorSpec:
         return TensorSpec(self.shape, dtype)
 
-    def mlir_type(self):
+    def mlir_type(self) -> ir.RankedTensorType:
         return ir.RankedTensorType.get(list(self.shape), dtypes.mlir_type(self.dtype))
 
     @staticmethod
-    def of_type(t):
+    def of_type(t: ir.Type) -> TensorSpec:
         rt = ir.RankedTensorType(t)
         return TensorSpec(tuple(rt.shape), dtypes.from_mlir(rt.element_type))
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"{self.dtype}[{', '.join(map(str, self.shape))}]"
 
 
 # ---------------------------------------------------------------- attribute kinds
 
 
-class AttrKind:
+class AttrKind(ABC):
     """How one attribute is stored in MLIR and read back into Python."""
 
     what = "a value"  # for messages: what `normalize` accepts
 
-    def __init__(self, default=REQUIRED, allowed=None, doc=""):
+    def __init__(self, default: object = REQUIRED, allowed: Iterable[object] | None = None, doc: str = "") -> None:
         self.default = default
         self.allowed = tuple(allowed) if allowed else None
         self.doc = doc
 
-    def normalize(self, value):
+    def normalize(self, value: Any) -> Any:
         return value
 
-    def validate(self, name, value):
+    def validate(self, name: str, value: Any) -> None:
         if self.allowed is not None and value not in self.allowed:
-            raise VerifyError(f"attribute '{name}' must be one of {list(self.allowed)}, got {value!r}")
+            raise VerificationError(f"attribute '{name}' must be one of {list(self.allowed)}, got {value!r}")
+
+    # Every concrete kind stores its values as one MLIR attribute and reads them back.
+    @abstractmethod
+    def to_mlir(self, value: Any) -> ir.Attribute:
+        """`value` (normalized) as the MLIR attribute stored on the op."""
+
+    @abstractmethod
+    def from_mlir(self, attr: ir.Attribute) -> Any:
+        """The Python value of a stored attribute."""
 
 
-def _check_int64(name, values):
+def _check_int64(name: str, values: Iterable[int]) -> None:
     for v in values:
         if not INT64_MIN <= v <= INT64_MAX:
-            raise VerifyError(f"attribute '{name}' has {v}, outside the 64-bit integer range")
+            raise VerificationError(f"attribute '{name}' has {v}, outside the 64-bit integer range")
 
 
 class Ints(AttrKind):
@@ -110,17 +124,17 @@ class Ints(AttrKind):
 
     what = "a list of integers"
 
-    def normalize(self, value):
+    def normalize(self, value: Any) -> list[int] | None:
         return None if value is None else [int(v) for v in value]
 
-    def validate(self, name, value):
+    def validate(self, name: str, value: Any) -> None:
         _check_int64(name, value)
         super().validate(name, value)
 
-    def to_mlir(self, value):
+    def to_mlir(self, value: Sequence[int]) -> ir.Attribute:
         return ir.DenseI64ArrayAttr.get(value)
 
-    def from_mlir(self, attr):
+    def from_mlir(self, attr: ir.Attribute) -> list[int]:
         return list(ir.DenseI64ArrayAttr(attr))
 
 
@@ -129,13 +143,13 @@ class Floats(AttrKind):
 
     what = "a list of numbers"
 
-    def normalize(self, value):
+    def normalize(self, value: Any) -> list[float] | None:
         return None if value is None else [float(v) for v in value]
 
-    def to_mlir(self, value):
+    def to_mlir(self, value: Sequence[float]) -> ir.Attribute:
         return ir.DenseF64ArrayAttr.get(value)
 
-    def from_mlir(self, attr):
+    def from_mlir(self, attr: ir.Attribute) -> list[float]:
         return list(ir.DenseF64ArrayAttr(attr))
 
 
@@ -144,17 +158,17 @@ class Int(AttrKind):
 
     what = "an integer"
 
-    def normalize(self, value):
+    def normalize(self, value: Any) -> int | None:
         return None if value is None else int(value)
 
-    def validate(self, name, value):
+    def validate(self, name: str, value: Any) -> None:
         _check_int64(name, [value])
         super().validate(name, value)
 
-    def to_mlir(self, value):
+    def to_mlir(self, value: int) -> ir.Attribute:
         return ir.IntegerAttr.get(ir.IntegerType.get_signless(64), value)
 
-    def from_mlir(self, attr):
+    def from_mlir(self, attr: ir.Attribute) -> int:
         return ir.IntegerAttr(attr).value
 
 
@@ -163,24 +177,26 @@ class Float(AttrKind):
 
     what = "a number"
 
-    def normalize(self, value):
+    def normalize(self, value: Any) -> float | None:
         return None if value is None else float(value)
 
-    def to_mlir(self, value):
+    def to_mlir(self, value: float) -> ir.Attribute:
         return ir.FloatAttr.get(ir.F64Type.get(), value)
 
-    def from_mlir(self, attr):
+    def from_mlir(self, attr: ir.Attribute) -> float:
         return ir.FloatAttr(attr).value
 
 
 class Bool(AttrKind):
-    def normalize(self, value):
+    """Boolean (BoolAttr)."""
+
+    def normalize(self, value: Any) -> bool | None:
         return None if value is None else bool(value)
 
-    def to_mlir(self, value):
+    def to_mlir(self, value: bool) -> ir.Attribute:
         return ir.BoolAttr.get(value)
 
-    def from_mlir(self, attr):
+    def from_mlir(self, attr: ir.Attribute) -> bool:
         return ir.BoolAttr(attr).value
 
 
@@ -189,13 +205,13 @@ class Str(AttrKind):
 
     what = "a string"
 
-    def normalize(self, value):
+    def normalize(self, value: Any) -> str | None:
         return None if value is None else str(value)
 
-    def to_mlir(self, value):
+    def to_mlir(self, value: str) -> ir.Attribute:
         return ir.StringAttr.get(value)
 
-    def from_mlir(self, attr):
+    def from_mlir(self, attr: ir.Attribute) -> str:
         return ir.StringAttr(attr).value
 
 
@@ -204,111 +220,122 @@ class Strs(AttrKind):
 
     what = "a list of strings"
 
-    def normalize(self, value):
+    def normalize(self, value: Any) -> list[str] | None:
         return None if value is None else [str(v) for v in value]
 
-    def validate(self, name, value):
+    def validate(self, name: str, value: Any) -> None:
         if self.allowed is not None:
             for v in value:
                 if v not in self.allowed:
-                    raise VerifyError(f"attribute '{name}' entries must be among {list(self.allowed)}, got {v!r}")
+                    raise VerificationError(f"attribute '{name}' entries must be among {list(self.allowed)}, got {v!r}")
 
-    def to_mlir(self, value):
+    def to_mlir(self, value: Sequence[str]) -> ir.Attribute:
         return ir.ArrayAttr.get([ir.StringAttr.get(v) for v in value])
 
-    def from_mlir(self, attr):
+    def from_mlir(self, attr: ir.Attribute) -> list[str]:
         return [ir.StringAttr(a).value for a in ir.ArrayAttr(attr)]
 
 
 class DType(Str):
     """A WebNN data type name."""
 
-    def __init__(self, default=REQUIRED, allowed=dtypes.ALL, doc=""):
+    def __init__(self, default: object = REQUIRED, allowed: Iterable[object] | None = dtypes.ALL,
+                 doc: str = "") -> None:
         super().__init__(default, allowed, doc)
 
 
 class Tensor(AttrKind):
     """Constant data: DenseElementsAttr or DenseResourceElementsAttr; read back as numpy."""
 
-    def normalize(self, value):
+    def normalize(self, value: Any) -> Any:
         return value
 
-    def validate(self, name, value):
+    def validate(self, name: str, value: Any) -> None:
         pass
 
-    def to_mlir(self, value):
+    def to_mlir(self, value: ir.Attribute) -> ir.Attribute:
         return value  # built by the graph builder (it owns the buffers)
 
-    def from_mlir(self, attr):
+    def from_mlir(self, attr: ir.Attribute) -> ir.Attribute:
         return attr
 
 
 # ---------------------------------------------------------------- op definitions
 
+# What a type rule receives per declared operand: a spec, None (omitted optional), a list (variadic).
+OperandSpec = TensorSpec | list[TensorSpec] | None
+# A type rule: (*operand specs, **attributes) -> the result spec(s).
+InferFn = Callable[..., TensorSpec | list[TensorSpec] | tuple[TensorSpec, ...]]
+# A numpy reference: (*arrays, **attributes) -> ndarray | list[ndarray].
+ReferenceFn = Callable[..., Any]
+_Infer = TypeVar("_Infer", bound=InferFn)
+
 
 @dataclass
 class OpDef:
     name: str
-    operands: list  # names; "x?" optional, "xs*" variadic
-    attrs: dict  # name -> AttrKind
-    infer: object  # (*specs, **attrs) -> TensorSpec | list[TensorSpec]
-    reference: object = None  # (*arrays, **attrs) -> ndarray | list[ndarray]
+    operands: list[str]  # names; "x?" optional, "xs*" variadic
+    attrs: dict[str, AttrKind]
+    infer: InferFn
+    reference: ReferenceFn | None = None
     family: str = ""
     doc: str = ""
 
     @property
-    def full_name(self):
+    def full_name(self) -> str:
         return "nn." + self.name
 
     @property
-    def operand_names(self):
+    def operand_names(self) -> list[str]:
         return [o.rstrip("?*") for o in self.operands]
 
     @property
-    def has_segments(self):
+    def has_segments(self) -> bool:
         return any(o.endswith(("?", "*")) for o in self.operands)
 
-    def complete_attrs(self, given):
+    def complete_attrs(self, given: Mapping[str, Any]) -> dict[str, Any]:
         """Defaults filled in, values normalized and validated; unknown names rejected."""
         unknown = set(given) - set(self.attrs)
         if unknown:
-            raise VerifyError(f"unknown attribute(s) {sorted(unknown)}; expected some of {sorted(self.attrs)}")
-        out = {}
+            raise VerificationError(f"unknown attribute(s) {sorted(unknown)}; expected some of {sorted(self.attrs)}")
+        out: dict[str, Any] = {}
         for name, kind in self.attrs.items():
             value = given.get(name, kind.default)
             if value is REQUIRED:
-                raise VerifyError(f"missing required attribute '{name}'")
+                raise VerificationError(f"missing required attribute '{name}'")
             try:
                 value = kind.normalize(value)
             except (TypeError, ValueError, OverflowError):
-                raise VerifyError(f"attribute '{name}' must be {kind.what}, got {value!r}") from None
+                raise VerificationError(f"attribute '{name}' must be {kind.what}, got {value!r}") from None
             if value is not None:
                 kind.validate(name, value)
             out[name] = value
         return out
 
-    def infer_specs(self, specs, attrs):
+    def infer_specs(self, specs: Sequence[OperandSpec], attrs: Mapping[str, Any]) -> list[TensorSpec]:
         result = self.infer(*specs, **attrs)
         return list(result) if isinstance(result, (list, tuple)) else [result]
 
 
-REGISTRY = {}
+REGISTRY: dict[str, OpDef] = {}
 
 
-def nn_op(name, operands, attrs=None, reference=None, family=""):
-    """Decorator declaring an op; the decorated function is its type rule and verifier."""
+def nn_op(name: str, operands: Iterable[str], attrs: Mapping[str, AttrKind] | None = None,
+          reference: ReferenceFn | None = None, family: str | None = None) -> Callable[[_Infer], _Infer]:
+    """Decorator declaring an op; the decorated function is its type rule and verifier. The op's
+    family is the declaring module's name (dialects/ops/<family>.py) unless `family` says otherwise."""
 
-    def wrap(fn):
+    def wrap(fn: _Infer) -> _Infer:
         if name in REGISTRY:
             raise ValueError(f"nn.{name} declared twice")
-        REGISTRY[name] = OpDef(name, list(operands), dict(attrs or {}), fn, reference, family,
-                               (fn.__doc__ or "").strip())
+        REGISTRY[name] = OpDef(name, list(operands), dict(attrs or {}), fn, reference,
+                               family or fn.__module__.rsplit(".", 1)[-1], (fn.__doc__ or "").strip())
         return fn
 
     return wrap
 
 
-def get(name):
+def get(name: str) -> OpDef | None:
     """OpDef by short name ('conv2d') or full name ('nn.conv2d')."""
     return REGISTRY.get(name[3:] if name.startswith("nn.") else name)
 
@@ -316,8 +343,8 @@ def get(name):
 # ---------------------------------------------------------------- shape helpers for type rules
 
 
-def broadcast_shapes(a, b):
-    """Bidirectional (numpy) broadcasting; VerifyError when incompatible."""
+def broadcast_shapes(a: Iterable[int], b: Iterable[int]) -> tuple[int, ...]:
+    """Bidirectional (numpy) broadcasting; VerificationError when incompatible."""
     a, b = tuple(a), tuple(b)
     rank = max(len(a), len(b))
     a = (1,) * (rank - len(a)) + a
@@ -325,12 +352,12 @@ def broadcast_shapes(a, b):
     out = []
     for x, y in zip(a, b):
         if x != y and x != 1 and y != 1:
-            raise VerifyError(f"shapes {list(a)} and {list(b)} are not broadcastable")
+            raise VerificationError(f"shapes {list(a)} and {list(b)} are not broadcastable")
         out.append(y if x == 1 else x)
     return tuple(out)
 
 
-def unidirectional_broadcastable(src, dst):
+def unidirectional_broadcastable(src: Iterable[int], dst: Iterable[int]) -> bool:
     src, dst = tuple(src), tuple(dst)
     if len(src) > len(dst):
         return False
@@ -338,27 +365,27 @@ def unidirectional_broadcastable(src, dst):
     return all(s == d or s == 1 for s, d in zip(src, dst))
 
 
-def same_dtype(*specs, what="operands"):
+def same_dtype(*specs: TensorSpec | None, what: str = "operands") -> None:
     kinds = {s.dtype for s in specs if s is not None}
     check(len(kinds) <= 1, f"{what} must have the same data type, got {sorted(kinds)}")
 
 
-def dtype_in(spec, allowed, what="input"):
+def dtype_in(spec: TensorSpec, allowed: Collection[str], what: str = "input") -> None:
     check(spec.dtype in allowed, f"{what} data type must be one of {list(allowed)}, got {spec.dtype}")
 
 
-def rank_is(spec, rank, what="input"):
+def rank_is(spec: TensorSpec, rank: int, what: str = "input") -> None:
     check(spec.rank == rank, f"{what} must be of rank {rank}, got shape {list(spec.shape)}")
 
 
-def axes_valid(axes, rank, what="axes"):
+def axes_valid(axes: Sequence[int], rank: int, what: str = "axes") -> None:
     check(all(0 <= a < rank for a in axes), f"{what} {list(axes)} out of range for rank {rank}")
     check(len(set(axes)) == len(axes), f"{what} {list(axes)} contain duplicates")
 
 
-def numpy_dtype(spec):
+def numpy_dtype(spec: TensorSpec) -> np.dtype[Any]:
     return dtypes.to_numpy(spec.dtype)
 
 
-def cast_like(x, dtype_name):
+def cast_like(x: npt.ArrayLike, dtype_name: str) -> npt.NDArray[Any]:
     return np.asarray(x).astype(dtypes.to_numpy(dtype_name))

@@ -5,16 +5,24 @@ generic-form `nn.*` ops in creation order (so the function is topologically sort
 construction), infers every result type from the op's declaration and reports invalid
 operands/attributes as `VerificationError` naming the source file, layer and op type.
 """
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
 import ctypes
 import gc
 import itertools
 import json
 import sys
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, cast
 import weakref
 
 import numpy as np
+import numpy.typing as npt
 from iree.compiler import ir
 from iree.compiler.dialects import func
+
+if TYPE_CHECKING:
+    from iree.compiler import api
 
 from estuary import dtypes
 from estuary.dialects import core
@@ -28,12 +36,18 @@ INLINE_LIMIT = 64
 _resource_ids = itertools.count()
 # Resource name -> numpy array, so passes can read weights back without printing the module.
 # Weak: the MLIR context keeps each buffer alive exactly as long as the module can use it.
-RESOURCES = weakref.WeakValueDictionary()
+RESOURCES: weakref.WeakValueDictionary[str, npt.NDArray[Any]] = weakref.WeakValueDictionary()
 
 SIGNATURE_ATTR = "estuary.signature"
 
+# An operand as the builder takes it: a Value, a list for a variadic operand, None for an omitted one.
+Operand: TypeAlias = "ir.Value | Sequence[ir.Value] | None"
+# What creating an op returns: its one result, or the list of them for a multi-result op.
+Results: TypeAlias = "ir.Value | list[ir.Value]"
+_Attr = TypeVar("_Attr", bound=ir.Attribute)
 
-def new_session():
+
+def new_session() -> api.Session:
     """An IREE compiler session whose MLIR context knows IREE's dialects and accepts `nn` ops.
 
     Modules are built in the session's own context so they can be compiled without a text
@@ -46,19 +60,16 @@ def new_session():
     return session
 
 
-def free_session(session):
+def free_session(session: api.Session) -> bool:
     """Destroy an IREE compiler session and the MLIR context it handed out, weights included,
     when nothing else refers to that context; else leave both alive. Returns whether it freed.
 
-    IREE's `Session.context` gives the context to Python, and the Python wrapper it gets never
-    destroys it (iree-org/iree#14371): each model built this way stayed in memory until the
-    process ended (importing MobileNet 60 times grew the process by 1.2 GB). Every operation,
-    attribute, type and location of the context holds a reference to its Python wrapper, and a
-    compiler invocation holds the module it compiles, so when the session's reference to the
-    wrapper is the only one left and no invocation is open, no Python object can reach the
-    context any more and it is destroyed here. The wrapper's count is compared with that of a
-    probe object held the same way, not with a constant, because the counts `sys.getrefcount`
-    reports differ between Python versions."""
+    IREE's `Session.context` hands the context to a Python wrapper that never destroys it
+    (iree-org/iree#14371), so each model built this way stayed in memory until the process ended.
+    Every operation, attribute, type and location of the context references that wrapper, and an
+    open compiler invocation holds its module: when the session's reference is the only one left,
+    nothing can reach the context and it is destroyed here. The reference count is compared with a
+    probe object's, not a constant, because `sys.getrefcount` differs between Python versions."""
     if (getattr(session, "_owned_context", None) is None or getattr(session, "_dependents", True)
             or not _only_held_by_session(session)):
         return False  # not ours to free: an invocation or another object still uses it
@@ -76,7 +87,7 @@ def free_session(session):
     return True
 
 
-def _only_held_by_session(session):
+def _only_held_by_session(session: api.Session) -> bool:
     """Whether the session's reference is the only one to its context's Python wrapper."""
     holder = [object()]  # a probe referenced once, as the session references the context
     alone = sys.getrefcount(holder[0])
@@ -86,13 +97,13 @@ def _only_held_by_session(session):
     return sys.getrefcount(session._owned_context) <= alone
 
 
-def dense_attr(array, spec):
+def dense_attr(array: npt.ArrayLike, spec: TensorSpec) -> ir.DenseElementsAttr:
     """An inline DenseElementsAttr for `array` typed as `spec`."""
     array = np.ascontiguousarray(array, dtype=dtypes.to_numpy(spec.dtype))
     return ir.DenseElementsAttr.get(array, type=spec.mlir_type())
 
 
-def constant_attr(array, spec, signless=False):
+def constant_attr(array: npt.ArrayLike, spec: TensorSpec, signless: bool = False) -> ir.Attribute:
     """Inline DenseElementsAttr for small data, DenseResourceElementsAttr for the rest.
 
     With `signless`, unsigned data is typed with the signless integer of its width (the
@@ -107,10 +118,10 @@ def constant_attr(array, spec, signless=False):
     name = f"w{next(_resource_ids)}"
     flat = array.reshape(-1)
     RESOURCES[name] = flat  # the very object the attribute's buffer holds (kept alive by it)
-    return ir.DenseResourceElementsAttr.get_from_buffer(memoryview(flat), name, t)
+    return ir.DenseResourceElementsAttr.get_from_buffer(flat.data, name, t)  # a memoryview of flat
 
 
-def constant_value(attr):
+def constant_value(attr: ir.Attribute) -> npt.NDArray[Any] | None:
     """Numpy value of a constant attribute, or None when its data is not at hand."""
     if _cast(ir.DenseResourceElementsAttr, attr) is not None:
         name = str(attr).split("<", 1)[1].split(">", 1)[0]
@@ -129,7 +140,7 @@ def constant_value(attr):
     return None
 
 
-def _cast(cls, attr):
+def _cast(cls: type[_Attr], attr: ir.Attribute) -> _Attr | None:
     """`attr` as an instance of `cls`, or None (resource attributes are not auto-downcast)."""
     if isinstance(attr, cls):
         return attr
@@ -139,7 +150,7 @@ def _cast(cls, attr):
         return None
 
 
-def _splat_value(dense, spec):
+def _splat_value(dense: ir.DenseElementsAttr, spec: TensorSpec) -> float | int:
     v = dense.get_splat_value()
     if spec.dtype in dtypes.FLOATS:
         return ir.FloatAttr(v).value
@@ -149,35 +160,35 @@ def _splat_value(dense, spec):
 class Graph:
     """Builds the `nn` module of one model."""
 
-    def __init__(self, source="<memory>", format="nn", session=None):
+    def __init__(self, source: object = "<memory>", format: str = "nn", session: api.Session | None = None) -> None:
         self.source = str(source)
         self.format = format
         self.session = session or new_session()
-        self.context = self.session.context
-        self.inputs = []  # [(name, TensorSpec)]
-        self.keep = []  # buffers referenced by resources
+        self.context: ir.Context = self.session.context
+        self.inputs: list[tuple[str, TensorSpec]] = []
+        self.keep: list[npt.NDArray[Any]] = []  # buffers referenced by resources
         with self.context, self._loc(None):
             self.module = ir.Module.create()
             with ir.InsertionPoint(self.module.body):
                 self.func = func.FuncOp("main", ir.FunctionType.get([], []))
             self.block = self.func.add_entry_block()
 
-    def _loc(self, name):
+    def _loc(self, name: object) -> ir.Location:
         file_loc = ir.Location.file(self.source, 0, 0)
         return file_loc if name is None else ir.Location.name(str(name), childLoc=file_loc)
 
-    def input(self, name, spec):
+    def input(self, name: str, spec: TensorSpec) -> ir.Value:
         """Add a runtime input; returns its Value."""
         try:
             _check_tensor(spec, "the declared shape is")
-        except core.VerifyError as e:
+        except VerificationError as e:
             raise VerificationError(f"{self.source}: input {name!r}: {e}") from None
         with self.context, self._loc(name):
             arg = self.block.add_argument(spec.mlir_type(), self._loc(name))
         self.inputs.append((name, spec))
         return arg
 
-    def constant(self, array, spec=None, name=None):
+    def constant(self, array: npt.ArrayLike, spec: TensorSpec | None = None, name: str | None = None) -> ir.Value:
         """An `nn.constant` holding `array` (converted to spec's dtype/shape if given)."""
         array = np.asarray(array)
         if spec is None:
@@ -188,17 +199,18 @@ class Graph:
         with self.context, self._loc(name):
             attr = constant_attr(array, spec)
             self.keep.append(array)
-        return self.op("constant", [], {"value": attr}, name=name)
+        return cast(ir.Value, self.op("constant", [], {"value": attr}, name=name))  # one result
 
-    def op(self, op_name, operands, attrs=None, name=None):
+    def op(self, op_name: str, operands: Iterable[Operand], attrs: Mapping[str, Any] | None = None,
+           name: str | None = None) -> Results:
         """Append `nn.<op_name>`; returns its result Value, or a list for multi-result ops."""
         with self.context, self._loc(name), ir.InsertionPoint(self.block):
             try:
                 return create_op(op_name, operands, attrs)
-            except core.VerifyError as e:
+            except VerificationError as e:
                 raise VerificationError(f"{where(self.source, name, op_name)}: {e}") from None
 
-    def finish(self, outputs):
+    def finish(self, outputs: Sequence[tuple[str, ir.Value]]) -> NNModule:
         """Return the named outputs ([(name, Value)]) and seal the function; returns an NNModule."""
         with self.context, self._loc(None):
             with ir.InsertionPoint(self.block):
@@ -213,12 +225,13 @@ class Graph:
         return nn
 
 
-def create_op(op_name, operands, attrs=None):
+def create_op(op_name: str, operands: Iterable[Operand], attrs: Mapping[str, Any] | None = None) -> Results:
     """Create `nn.<op_name>` at the current insertion point and location, result types inferred.
 
-    Returns the result Value (or a list for multi-result ops); VerifyError on invalid input."""
+    Returns the result Value (or a list for multi-result ops); VerificationError on invalid input."""
     opdef = core.get(op_name)
-    core.check(opdef is not None, f"no such nn op: {op_name}")
+    if opdef is None:
+        raise VerificationError(f"no such nn op: {op_name}")
     specs, flat, segments = _operand_specs(opdef, operands)
     full = opdef.complete_attrs(dict(attrs or {}))
     results = infer(opdef, specs, full)
@@ -230,11 +243,11 @@ def create_op(op_name, operands, attrs=None):
     return op.results[0] if len(results) == 1 else list(op.results)
 
 
-def spec_of(value):
+def spec_of(value: ir.Value) -> TensorSpec:
     return TensorSpec.of_type(value.type)
 
 
-def infer(opdef, specs, attrs):
+def infer(opdef: core.OpDef, specs: Sequence[core.OperandSpec], attrs: Mapping[str, Any]) -> list[TensorSpec]:
     results = opdef.infer_specs(specs, attrs)
     for r in results:
         core.check(isinstance(r, TensorSpec), f"type rule of nn.{opdef.name} returned {r!r}")
@@ -242,23 +255,26 @@ def infer(opdef, specs, attrs):
     return results
 
 
-def _check_tensor(spec, what):
-    """VerifyError unless `spec` is a tensor Estuary can build (no negative dimension, at most
+def _check_tensor(spec: TensorSpec, what: str) -> None:
+    """VerificationError unless `spec` is a tensor Estuary can build (no negative dimension, at most
     core.MAX_ELEMENTS elements)."""
     core.check(all(d >= 0 for d in spec.shape), f"{what} {spec}: a negative dimension")
     core.check_size(spec.shape, f"{what} {spec.dtype}")
 
 
-def _operand_specs(opdef, operands):
+def _operand_specs(opdef: core.OpDef, operands: Iterable[Operand]
+                   ) -> tuple[list[core.OperandSpec], list[ir.Value], list[int] | None]:
     """Specs per declared operand, the flat Value list, and operandSegmentSizes (or None)."""
     operands = list(operands)
     decl = opdef.operands
     core.check(len(operands) <= len(decl), f"expects at most {len(decl)} operands, got {len(operands)}")
     operands += [None] * (len(decl) - len(operands))
-    specs, flat, segments = [], [], []
+    specs: list[core.OperandSpec] = []
+    flat: list[ir.Value] = []
+    segments: list[int] = []
     for d, v in zip(decl, operands):
         if d.endswith("*"):
-            vs = list(v or [])
+            vs: list[ir.Value] = list(v or [])
             core.check(all(isinstance(x, ir.Value) for x in vs), f"operands '{d}' must be tensors")
             specs.append([spec_of(x) for x in vs])
             flat += vs
@@ -275,13 +291,14 @@ def _operand_specs(opdef, operands):
     return specs, flat, (segments if opdef.has_segments else None)
 
 
-def operand_groups(opdef, op):
+def operand_groups(opdef: core.OpDef, op: ir.Operation) -> list[ir.Value | list[ir.Value] | None]:
     """Regroup an op's flat operands by declaration (None / list for optional / variadic)."""
     values = list(op.operands)
     if not opdef.has_segments:
         return values
     segments = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
-    out, i = [], 0
+    out: list[ir.Value | list[ir.Value] | None] = []
+    i = 0
     for d, n in zip(opdef.operands, segments):
         chunk = values[i:i + n]
         i += n
@@ -292,9 +309,9 @@ def operand_groups(opdef, op):
     return out
 
 
-def op_attrs(opdef, op):
+def op_attrs(opdef: core.OpDef, op: ir.Operation) -> dict[str, Any]:
     """Python values of an op's declared attributes (defaults for absent ones)."""
-    out = {}
+    out: dict[str, Any] = {}
     for name, kind in opdef.attrs.items():
         if name in op.attributes:
             out[name] = kind.from_mlir(op.attributes[name])
@@ -303,7 +320,7 @@ def op_attrs(opdef, op):
     return out
 
 
-def loc_name(op):
+def loc_name(op: ir.Operation) -> str | None:
     """The source layer/operation name carried in an op's NameLoc (or None)."""
     loc = op.location
     try:
@@ -315,26 +332,29 @@ def loc_name(op):
 class NNModule:
     """An `nn` (or lowered) MLIR module plus the model signature it implements."""
 
-    def __init__(self, module, session, inputs, outputs, format="nn", source="<memory>"):
+    extra_signature: dict[str, Any]  # optional: more signature entries (e.g. Core ML class labels)
+
+    def __init__(self, module: ir.Module, session: api.Session, inputs: Iterable[tuple[str, TensorSpec]],
+                 outputs: Iterable[tuple[str, TensorSpec]], format: str = "nn", source: object = "<memory>") -> None:
         self.module = module
-        self.session = session
-        self.context = session.context
+        self.session: api.Session | None = session
+        self.context: ir.Context = session.context
         self.inputs = list(inputs)
         self.outputs = list(outputs)
         self.format = format
         self.source = str(source)
-        self.target = None  # set by the compiler; recorded in the signature
-        self.keep = []
+        self.target: str | None = None  # set by the compiler; recorded in the signature
+        self.keep: list[npt.NDArray[Any]] = []
 
     @property
-    def main(self):
+    def main(self) -> ir.OpView:
         for op in self.module.body.operations:
             if op.operation.name == "func.func":
                 return op
         raise VerificationError(f"{self.source}: module has no function")
 
-    def signature(self):
-        sig = {
+    def signature(self) -> dict[str, Any]:
+        sig: dict[str, Any] = {
             "format": self.format,
             "source": self.source,
             "inputs": [[n, list(s.shape), s.dtype] for n, s in self.inputs],
@@ -345,14 +365,14 @@ class NNModule:
         sig.update(getattr(self, "extra_signature", None) or {})  # e.g. Core ML class labels
         return sig
 
-    def write_signature(self):
+    def write_signature(self) -> None:
         """Store the signature on @main as IREE reflection metadata (it travels into the .vmfb)."""
         with self.context:
             text = ir.StringAttr.get(json.dumps(self.signature()))
             self.main.attributes["iree.reflection"] = ir.DictAttr.get({SIGNATURE_ATTR: text})
 
     @staticmethod
-    def from_module(module, session, source="<memory>"):
+    def from_module(module: ir.Module, session: api.Session, source: object = "<memory>") -> NNModule:
         """Wrap a parsed module; the signature comes from its reflection attribute or its types."""
         nn = NNModule(module, session, [], [], "nn", source)
         main = nn.main
@@ -371,7 +391,7 @@ class NNModule:
         nn.write_signature()
         return nn
 
-    def close(self):
+    def close(self) -> bool:
         """Release the module and, when nothing else uses it, its MLIR context and weights
         (`free_session`). The NNModule is unusable afterwards. Returns whether memory was freed."""
         session, self.session = self.session, None
@@ -379,8 +399,8 @@ class NNModule:
         self.keep = []
         return session is not None and free_session(session)
 
-    def __str__(self):
+    def __str__(self) -> str:
         return str(self.module)
 
-    def asm(self, large_elements_limit=None):
+    def asm(self, large_elements_limit: int | None = None) -> str:
         return self.module.operation.get_asm(large_elements_limit=large_elements_limit)

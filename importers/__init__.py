@@ -1,18 +1,26 @@
 """Model importers: each turns one exchange format into an `nn` module (NNModule).
 
-`import_model(source, format=None)` detects the format from the path or object type.
+`import_model(source, format=None)` detects the format from the path or object type. Every format
+has the same layout: importers/<format>/ops/<family>.py register one converter per source op in
+the format's `Registry` (importers/registry.py), and its conversion context subclasses
+importers/context.py's `ConversionContext`.
 """
-import importlib
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
 import numbers
 import os
-import pkgutil
+from typing import TYPE_CHECKING, Any
 
 from estuary.errors import EstuaryError, ModelImportError
+
+if TYPE_CHECKING:
+    from estuary.dialects.graph import NNModule
 
 FORMATS = ("coreml", "nnef", "webnn", "nnapi", "nn")
 
 
-def detect_format(source):
+def detect_format(source: object) -> str:
     """Format name of a model path or in-memory model object."""
     from estuary.dialects.graph import NNModule
 
@@ -22,9 +30,12 @@ def detect_format(source):
         return "webnn"
     if not isinstance(source, (str, os.PathLike)):
         from estuary.importers.coreml.loader import is_model_message
+        from estuary.importers.nnapi.model import Model as NNAPIModel
 
         if is_model_message(source):
             return "coreml"
+        if isinstance(source, NNAPIModel):
+            return "nnapi"
         kind = type(source).__module__.split(".")[-1]
         if kind in FORMATS:
             return kind
@@ -48,12 +59,13 @@ def detect_format(source):
                            f"(one of {', '.join(FORMATS)})")
 
 
-def import_model(source, format=None, shapes=None):
+def import_model(source: Any, format: str | None = None,
+                 shapes: Mapping[str, Sequence[int]] | None = None) -> NNModule:
     """Import a model path/object into an NNModule."""
     from estuary.dialects.graph import NNModule
 
     format = format or detect_format(source)
-    shapes = _checked_shapes(source, shapes)
+    checked = _checked_shapes(source, shapes)
     if format == "nn":
         if isinstance(source, NNModule):
             return source
@@ -66,15 +78,15 @@ def import_model(source, format=None, shapes=None):
         from estuary.importers.nnapi import load_model
         return load_model(source)
     if format == "coreml":
-        from estuary.importers.coreml import load_model
-        return load_model(source, shapes=shapes)
+        from estuary.importers import coreml
+        return coreml.load_model(source, shapes=checked)
     if format == "nnef":
-        from estuary.importers.nnef import load_model
-        return load_model(source, shapes=shapes)
+        from estuary.importers import nnef
+        return nnef.load_model(source, shapes=checked)
     raise EstuaryError(f"unknown format {format!r}; choose one of {', '.join(FORMATS)}")
 
 
-def _checked_shapes(source, shapes):
+def _checked_shapes(source: object, shapes: object) -> dict[str, list[int]] | None:
     """`shapes` as {input name: [positive ints]}, or a clear error naming the model."""
     if shapes is None:
         return None
@@ -83,14 +95,7 @@ def _checked_shapes(source, shapes):
         raise EstuaryError(f"{where}: shapes must be a dict {{input name: [dims]}}, got {type(shapes).__name__}")
     for name, dims in shapes.items():
         if not isinstance(name, str) or not isinstance(dims, (list, tuple)) or not all(
-                isinstance(d, numbers.Integral) and not isinstance(d, bool) and d >= 1 for d in dims):
+                isinstance(d, numbers.Integral) and not isinstance(d, bool) and int(d) >= 1 for d in dims):
             raise EstuaryError(f"{where}: shapes[{name!r}] must be a list of positive integers, got {dims!r}")
     return {name: [int(d) for d in dims] for name, dims in shapes.items()}
 
-
-def import_modules(package, prefix):
-    """Import every module of `package` named prefix* (each registers its converters)."""
-    pkg = importlib.import_module(package)
-    for info in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda m: m.name):
-        if info.name.startswith(prefix):
-            importlib.import_module(f"{package}.{info.name}")

@@ -17,7 +17,7 @@ def _unused(op):
 
 
 @register("nn-dce")
-def dce(nn):
+def dce(nn, options):
     """Erase nn ops whose results are unused (repeatedly, back to front)."""
     for op in reversed(nn_ops(nn.module.operation)):
         if _unused(op):
@@ -30,7 +30,7 @@ def _key(op):
 
 
 @register("nn-cse")
-def cse(nn):
+def cse(nn, options):
     """Merge nn ops that compute the same thing (same op, operands, attributes, types)."""
     seen = {}
     for op in nn_ops(nn.module.operation):
@@ -85,7 +85,7 @@ def _fold(op, opdef):
 
 
 @register("nn-fold-constants")
-def fold_constants(nn):
+def fold_constants(nn, options):
     """Evaluate nn ops whose operands are all constants with their numpy reference."""
     for op in nn_ops(nn.module.operation):
         opdef = core.get(op.name)
@@ -100,4 +100,4 @@ def fold_constants(nn):
                 new = ir.Operation.create("nn.constant", results=[old.type], attributes={"value": attr})
                 old.replace_all_uses_with(new.result)
         op.erase()
-    dce(nn)
+    dce(nn, options)

@@ -96,7 +96,7 @@ def _fold_affine(nn, op, kind):
 
 
 @register("nn-fold-batch-norm")
-def fold_batch_norm(nn):
+def fold_batch_norm(nn, options):
     """Fold batch_normalization and constant per-channel mul/add into the preceding conv2d."""
     changed = True
     while changed:
@@ -107,4 +107,4 @@ def fold_batch_norm(nn):
                 changed |= _fold_bn(nn, op)
             elif name in ("mul", "add"):
                 changed |= _fold_affine(nn, op, name)
-        dce(nn)
+        dce(nn, options)

@@ -46,7 +46,7 @@ def _wrap_nhwc(nn, op, layout_attr):
 
 
 @register("nn-layout-nhwc")
-def layout_nhwc(nn):
+def layout_nhwc(nn, options):
     """Run conv2d and pooling in NHWC (transposes around them are left to canonicalization)."""
     for op in nn_ops(nn.module.operation):
         name = short(op)
@@ -223,10 +223,10 @@ def _rewrite_once(nn):
 
 
 @register("nn-canonicalize-transposes")
-def canonicalize_transposes(nn):
+def canonicalize_transposes(nn, options):
     """Sink transposes through element-wise ops, merge transposes/reshapes, drop identities."""
     for _ in range(1000):
         if not _rewrite_once(nn):
             break
-        dce(nn)
-    dce(nn)
+        dce(nn, options)
+    dce(nn, options)

@@ -1,22 +1,21 @@
-"""lower-nn-to-tosa: replace every nn op by TOSA/linalg (rules in passes/lowering/)."""
+"""lower-nn-to-tosa and the passes beside it: replace every nn op by TOSA/linalg (rules in
+passes/lowering/), decompose compound ops, and the SPIR-V workaround on the lowered module."""
+from iree.compiler import ir
+
 from estuary.passes import register
 from estuary.passes.lowering import lower_module
 
 
 @register("lower-nn-to-tosa")
-def lower_nn_to_tosa(nn):
+def lower_nn_to_tosa(nn, options):
     """Lower all nn ops to TOSA + linalg/tensor/arith/math; error naming any op left over."""
-    from iree.compiler import ir
-
     with nn.context, ir.Location.unknown():
-        lower_module(nn.module, nn.source)
+        return lower_module(nn.module, nn.source, options)
 
 
 @register("nn-decompose")
-def nn_decompose(nn):
+def nn_decompose(nn, options):
     """Rewrite compound nn ops (gru, lstm, ...) into simpler nn ops, as their specs decompose them."""
-    from iree.compiler import ir
-
     from estuary.passes.lowering import decompose_module
 
     with nn.context, ir.Location.unknown():
@@ -24,12 +23,10 @@ def nn_decompose(nn):
 
 
 @register("spirv-isolate-reductions")
-def spirv_isolate_reductions(nn):
+def spirv_isolate_reductions(nn, options):
     """After lowering, for the SPIR-V targets: an outer-axis reduction's result behind an
-    optimization barrier (spirv_workarounds.py; compile_nn applies it for vulkan/metal-spirv)."""
-    from iree.compiler import ir
-
-    from estuary.passes.lowering import spirv_workarounds
+    optimization barrier (backends/spirv.py)."""
+    from estuary.backends import spirv
 
     with nn.context, ir.Location.unknown():
-        spirv_workarounds.isolate_outer_reductions(nn.module)
+        return {"isolated_reductions": spirv.isolate_outer_reductions(nn.module)}

@@ -10,7 +10,8 @@ With a many-row left operand (x of shape [M, K], M >= COLUMN_FORM_ROWS) the merg
 computed transposed, [W1 W2 ...]^T x^T of shape [N, M], and each original result is the transpose
 of a block of its rows. A block of rows is contiguous, so IREE hands it on without the copy that a
 block of columns costs, and the transposes fold into the consumers' packing: the Transformer
-block's three column-slice copies go, and the value operand's packing runs vectorized (README).
+block's three column-slice copies go, and the value operand's packing runs vectorized
+(measurements: docs/performance.md).
 """
 import numpy as np
 from iree.compiler import ir
@@ -57,8 +58,8 @@ def _member(op):
 def _worth_merging(key, group):
     """Several products, and for one-row products (a vector times matrices, as in an unrolled
     recurrence) a merged matrix small enough for the vector form (lowering/matvec.py): merged into
-    IREE's one-row kernel instead, a Core ML LSTM got slower (0.66 -> 0.80 ms); merged into the
-    vector form it got faster (0.50 -> 0.46 ms)."""
+    IREE's one-row kernel instead, a Core ML LSTM's per-step products got slower; in the vector
+    form they got faster (docs/performance.md)."""
     if len(group) < 2:
         return False
     k = group[0][1][0].shape[0]
@@ -82,8 +83,8 @@ def _row_sliced(op):
 
 def _column_form(key, group):
     """Whether to merge as the transposed product: a 2-D left operand with many rows whose
-    results are used whole-row (a Core ML LSTM's input projections, sliced per step, got 1-4 %
-    slower in the column form)."""
+    results are used whole-row (a Core ML LSTM's input projections, sliced per step, got slower
+    in the column form)."""
     kind, a = key[:2]
     shape = shape_of(a)
     rows = shape[-1] if kind == "gemm" and attrs(group[0][0])["a_transpose"] else shape[0]
@@ -144,10 +145,10 @@ def _merge(nn, key, group, cache):
 
 
 @register("nn-merge-sibling-matmuls")
-def merge_sibling_matmuls(nn):
+def merge_sibling_matmuls(nn, options):
     """Merge matmul/gemm products of one value with constant matrices into one wider product."""
     cache = {}
     for key, group in group_ops(nn, _member).items():  # first products in order: cached constants dominate
         if _worth_merging(key, group):
             _merge(nn, key, group, cache)
-    dce(nn)
+    dce(nn, options)

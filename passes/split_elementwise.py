@@ -6,7 +6,7 @@ function of the same elements as before. A recurrence written out step by step (
 nnef-tools) adds each step's input projection to its recurrent product over all gates and then
 splits the gates; split first, the product's gate parts (matvec.unit_products) reach the gate
 math without a joined [1, 4 * hidden] tensor between them, so IREE fuses the adds and the gate
-math into the product's dispatch: one dispatch a step instead of two (README, "Performance").
+math into the product's dispatch: one dispatch a step instead of two (docs/performance.md).
 """
 from iree.compiler import ir
 
@@ -28,7 +28,7 @@ def _sinkable(split):
 
 
 @register("nn-split-elementwise")
-def split_elementwise(nn):
+def split_elementwise(nn, options):
     """Move splits of element-wise binary results onto the operands (split first, then the op)."""
     changed = True
     while changed:  # a split moved onto an operand may meet another binary op
@@ -47,4 +47,4 @@ def split_elementwise(nn):
             op.erase()  # its one user was the split
             changed = True
             break
-    dce(nn)
+    dce(nn, options)

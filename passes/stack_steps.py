@@ -68,10 +68,10 @@ def _stack(nn, group, flat):
 
 
 @register("nn-stack-step-products")
-def stack_step_products(nn):
+def stack_step_products(nn, options):
     """Stack products of a sequence's steps with one constant matrix into one product."""
     flat = {}
     for group in group_ops(nn, _member).values():
         if len(group) > 1:
             _stack(nn, group, flat)
-    dce(nn)
+    dce(nn, options)

@@ -22,7 +22,7 @@ def verify_op(op):
                 continue
             kind = opdef.attrs.get(name)
             if kind is None:
-                raise core.VerifyError(f"unknown attribute '{name}'")
+                raise VerificationError(f"unknown attribute '{name}'")
             given[name] = kind.from_mlir(op.attributes[name])
         attrs = opdef.complete_attrs(given)
         groups = graph.operand_groups(opdef, op)
@@ -35,7 +35,7 @@ def verify_op(op):
         actual = [TensorSpec.of_type(r.type) for r in op.results]
         core.check(expected == actual, f"result types {[str(a) for a in actual]} do not match the "
                                        f"inferred {[str(e) for e in expected]}")
-    except core.VerifyError as e:
+    except VerificationError as e:
         return str(e)
     except (ValueError, TypeError) as e:
         return f"malformed op: {e}"
@@ -43,7 +43,7 @@ def verify_op(op):
 
 
 @register("nn-verify")
-def verify(nn):
+def verify(nn, options):
     """Check every nn op; report all invalid ops at once."""
     problems = []
     for op in nn_ops(nn.module.operation):

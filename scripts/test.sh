@@ -11,6 +11,7 @@ python3 -m venv .venv
 . .venv/bin/activate
 python -m pip install -q --upgrade pip
 python -m pip install -q -e '.[test]'
+python -m mypy  # type check of the modules listed in pyproject.toml [tool.mypy]
 lit -s lit
 python -m pytest -n "${ESTUARY_TEST_WORKERS:-2}" tests
 # numerics must not depend on the nn-level optimizations: the per-op families they rewrite and the

@@ -22,7 +22,7 @@ GPU_ULP = 8
 def tile_lanes():
     """The float32 vector lanes cpu-tiles retiles for on this host (what the target `host`
     resolves to): 16 with AVX-512, 8 with AVX2, else None (IREE's tiles stay)."""
-    from estuary import host_cpu
+    from estuary.backends.llvm_cpu import host as host_cpu
 
     return host_cpu.vector_lanes("host")
 

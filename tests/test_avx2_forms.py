@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import estuary
-from estuary import host_cpu
+from estuary.backends.llvm_cpu import host as host_cpu
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "benchmarks"))
@@ -61,35 +61,32 @@ def test_narrow_pointwise_convolution(tmp_path, hw, pool, batch):
     _run(tmp_path, build, (batch, 32, hw, hw), 22)
 
 
-def test_forms_follow_the_optimization_switch(tmp_path):
+def test_forms_follow_the_optimization_switch(tmp_path, monkeypatch):
     """The AVX2 lowering forms are optimizations: off with the passes or with cpu-tiles (the plain
-    TOSA forms)."""
-    from estuary.passes.lowering import common
+    TOSA forms). Spies on the lanes the convolution rule hands the im2col form."""
+    from estuary.passes.lowering import im2col
 
     seen = []
-    real = common.cpu_lanes
+    real = im2col.weights
 
-    def spy():
-        seen.append(real())
-        return seen[-1]
+    def spy(x, w, strides, dilations, lanes):
+        seen.append(lanes)
+        return real(x, w, strides, dilations, lanes)
 
     def build(net):
         return net.conv("x", 8, 8, 3, 5)
-    common.cpu_lanes, saved = spy, common.cpu_lanes
-    try:
-        _run(tmp_path, build, (1, 8, 5, 5), 23)
-        assert 8 in seen
-        seen.clear()
-        net = models.Net(23)
-        net.node("Relu", [build(net)])
-        net.nodes[-1].output[0] = "y"
-        x = np.zeros((1, 8, 5, 5), np.float32)
-        model, _, _ = net.model({"x": x}, ["y"], {"x": x})
-        off = onnx_to_webnn.convert(model, str(tmp_path / "off.json"))
-        estuary.compile(off, cpu="x86-64-v3", optimize=False)
-        assert seen and set(seen) == {None}
-        seen.clear()  # and with cpu-tiles off: the forms are made for its tiles
-        estuary.compile(off, cpu="x86-64-v3", disable_passes=["cpu-tiles"])
-        assert seen and set(seen) == {None}
-    finally:
-        common.cpu_lanes = saved
+    monkeypatch.setattr(im2col, "weights", spy)
+    _run(tmp_path, build, (1, 8, 5, 5), 23)
+    assert 8 in seen
+    seen.clear()
+    net = models.Net(23)
+    net.node("Relu", [build(net)])
+    net.nodes[-1].output[0] = "y"
+    x = np.zeros((1, 8, 5, 5), np.float32)
+    model, _, _ = net.model({"x": x}, ["y"], {"x": x})
+    off = onnx_to_webnn.convert(model, str(tmp_path / "off.json"))
+    estuary.compile(off, cpu="x86-64-v3", optimize=False)
+    assert seen and set(seen) == {None}
+    seen.clear()  # and with cpu-tiles off: the forms are made for its tiles
+    estuary.compile(off, cpu="x86-64-v3", disable_passes=["cpu-tiles"])
+    assert seen and set(seen) == {None}

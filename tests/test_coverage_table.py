@@ -1,4 +1,4 @@
-"""The README's coverage tables are generated from the code; they must be current."""
+"""docs/coverage.md's op-coverage tables are generated from the code; they must be current."""
 import os
 import subprocess
 import sys
@@ -6,7 +6,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def test_readme_coverage_tables_current():
+def test_coverage_tables_current():
     r = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "coverage.py"), "--check"],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import estuary
-from estuary import cpu_tiles
+from estuary.backends.llvm_cpu import phases, retune, tile_rules
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
@@ -21,33 +21,26 @@ from helpers import tile_lanes, onnx_model_case  # noqa: E402
 IREE_7x7 = ([0, 1, 7, 64, 0, 0, 0], [1, 1, 7, 16, 0, 0, 0], [0, 0, 0, 0, 1, 1, 8])
 
 
-@pytest.fixture(autouse=True)
-def two_workers(monkeypatch):
-    """The rules are written for this 2-core machine's worker count (cpu_tiles.WORKERS)."""
-    monkeypatch.setattr(cpu_tiles, "WORKERS", 2)
-
-
 def test_workgroup_counts_split_evenly():
     """IREE's workers claim a dispatch's workgroups one at a time below 8 per worker, else 8 at
     a time: 14 or 16 split evenly between two workers, 56 (32 / 24) or 25 do not."""
-    assert [n for n in (1, 6, 8, 14, 16, 25, 28, 32, 36, 56, 112) if cpu_tiles.balanced(n)] == [6, 8, 14, 16, 32, 112]
-    assert cpu_tiles.balanced(12, workers=4) and not cpu_tiles.balanced(14, workers=4)
-    assert cpu_tiles.balanced_rows(7, 1, 8) == 7       # 7 rows x 8 channel blocks: 56 -> 8 workgroups
-    assert cpu_tiles.balanced_rows(224, 8) == 14       # the image transpose: 28 -> 16
-    assert cpu_tiles.balanced_rows(250, 10) == 25      # a 1000-class classifier's 250-row blocks: 25 -> 10
-    assert cpu_tiles.balanced_rows(256, 32) == 32      # already 8
-    assert cpu_tiles.balanced_rows(31, 8) == 8         # nothing balances: unchanged
+    assert [n for n in (1, 6, 8, 14, 16, 25, 28, 32, 36, 56, 112) if tile_rules.balanced(n)] == [6, 8, 14, 16, 32, 112]
+    assert tile_rules.balanced(12, workers=4) and not tile_rules.balanced(14, workers=4)
+    assert tile_rules.balanced_rows(7, 1, 8) == 7       # 7 rows x 8 channel blocks: 56 -> 8 workgroups
+    assert tile_rules.balanced_rows(224, 8) == 14       # the image transpose: 28 -> 16
+    assert tile_rules.balanced_rows(250, 10) == 25      # a 1000-class classifier's 250-row blocks: 25 -> 10
+    assert tile_rules.balanced_rows(256, 32) == 32      # already 8
+    assert tile_rules.balanced_rows(31, 8) == 8         # nothing balances: unchanged
 
 
-def test_rule_widens_small_image_tiles(monkeypatch):
+def test_rule_widens_small_image_tiles():
     """Width <= 7: 7-pixel x 64-channel register tiles in workgroups of all rows and one equal
     block of channels per worker (64-channel blocks on one worker); channels that do not split
     into such blocks: balanced groups of rows x 64 channels."""
-    assert cpu_tiles.conv_tiles([1, 7, 7, 512], *IREE_7x7) == (
+    assert tile_rules.conv_tiles([1, 7, 7, 512], *IREE_7x7) == (
         [0, 7, 7, 256, 0, 0, 0], [1, 1, 7, 64, 0, 0, 0], [0, 0, 0, 0, 1, 1, 4])
-    assert cpu_tiles.conv_tiles([1, 7, 7, 64], *IREE_7x7)[0] == [0, 1, 7, 64, 0, 0, 0]  # 7 rows: nothing balances
-    monkeypatch.setattr(cpu_tiles, "WORKERS", 1)
-    assert cpu_tiles.conv_tiles([1, 7, 7, 512], *IREE_7x7) == (
+    assert tile_rules.conv_tiles([1, 7, 7, 64], *IREE_7x7)[0] == [0, 1, 7, 64, 0, 0, 0]  # 7 rows: nothing balances
+    assert tile_rules.conv_tiles([1, 7, 7, 512], *IREE_7x7, workers=1) == (
         [0, 7, 7, 64, 0, 0, 0], [1, 1, 7, 64, 0, 0, 0], [0, 0, 0, 0, 1, 1, 4])
 
 
@@ -69,18 +62,18 @@ def test_rule_widens_small_image_tiles(monkeypatch):
      ([0, 7, 56, 64, 0, 0, 0], [1, 1, 8, 32, 0, 0, 0], [0, 0, 0, 0, 1, 1, 8])),
 ])
 def test_rule_for_wider_images(shape, iree_tiles, tiles):
-    assert cpu_tiles.conv_tiles(shape, *iree_tiles) == tiles
-    assert cpu_tiles.conv_tiles(shape, *iree_tiles, window=3 * 3 * 64) == tiles
+    assert tile_rules.conv_tiles(shape, *iree_tiles) == tiles
+    assert tile_rules.conv_tiles(shape, *iree_tiles, window=3 * 3 * 64) == tiles
 
 
 def test_rule_scales_workgroups_for_small_windows():
     """A 7x7 stem over 3 channels (147 multiply-adds per output, a quarter of 3x3x64) gets twice
     the pixels per workgroup: 7 rows of 112 instead of 3."""
     iree = ([0, 4, 112, 64, 0, 0, 0], [1, 1, 8, 16, 0, 0, 0], [0, 0, 0, 0, 1, 1, 8])
-    assert cpu_tiles.conv_tiles([1, 112, 112, 64], *iree, window=7 * 7 * 3)[0] == [0, 7, 112, 64, 0, 0, 0]
-    assert cpu_tiles.conv_tiles([1, 112, 112, 64], *iree)[0] == [0, 3, 112, 64, 0, 0, 0]
-    assert cpu_tiles.conv_tiles([1, 56, 56, 64], *iree, window=3 * 3 * 128)[0] == [0, 7, 56, 64, 0, 0, 0]
-    assert [cpu_tiles._work_factor(w) for w in (None, 147, 288, 576, 4608)] == [1, 2, 2, 1, 1]
+    assert tile_rules.conv_tiles([1, 112, 112, 64], *iree, window=7 * 7 * 3)[0] == [0, 7, 112, 64, 0, 0, 0]
+    assert tile_rules.conv_tiles([1, 112, 112, 64], *iree)[0] == [0, 3, 112, 64, 0, 0, 0]
+    assert tile_rules.conv_tiles([1, 56, 56, 64], *iree, window=3 * 3 * 128)[0] == [0, 7, 56, 64, 0, 0, 0]
+    assert [tile_rules._work_factor(w) for w in (None, 147, 288, 576, 4608)] == [1, 2, 2, 1, 1]
 
 
 @pytest.mark.parametrize("shape, tiles", [
@@ -90,26 +83,26 @@ def test_rule_scales_workgroups_for_small_windows():
     ([1, 7, 7, 512], ([0, 1, 7, 64, 0, 0], [1, 1, 7, 16, 0, 0], [0, 0, 0, 0, 1, 3])),  # depthwise
 ])
 def test_rule_keeps_iree_tiles(shape, tiles):
-    assert cpu_tiles.conv_tiles(shape, *tiles) is None
+    assert tile_rules.conv_tiles(shape, *tiles) is None
 
 
 def test_pointwise_rule():
     iree = ([7, 14, 64, 0], [1, 7, 16, 0], [0, 0, 0, 16])
-    assert cpu_tiles.pointwise_tiles([14, 14, 512], *iree) == ([7, 14, 64, 0], [1, 7, 32, 0], [0, 0, 0, 4])
-    assert cpu_tiles.pointwise_tiles([7, 7, 1024], [7, 7, 64, 0], [1, 7, 16, 0], [0, 0, 0, 16]) == (
+    assert tile_rules.pointwise_tiles([14, 14, 512], *iree) == ([7, 14, 64, 0], [1, 7, 32, 0], [0, 0, 0, 4])
+    assert tile_rules.pointwise_tiles([7, 7, 1024], [7, 7, 64, 0], [1, 7, 16, 0], [0, 0, 0, 16]) == (
         [7, 7, 64, 0], [1, 7, 64, 0], [0, 0, 0, 2])
-    assert cpu_tiles.pointwise_tiles([56, 56, 128], [8, 56, 64, 0], [1, 8, 16, 0], [0, 0, 0, 16]) == (
+    assert tile_rules.pointwise_tiles([56, 56, 128], [8, 56, 64, 0], [1, 8, 16, 0], [0, 0, 0, 16]) == (
         [1, 56, 64, 0], [1, 8, 32, 0], [0, 0, 0, 4])
-    assert cpu_tiles.pointwise_tiles([14, 14, 96], *iree) is None      # channels not a multiple of 64
-    assert cpu_tiles.pointwise_tiles([14, 14, 512], iree[0], [1, 7, 8, 0], iree[2]) is None  # not AVX-512
+    assert tile_rules.pointwise_tiles([14, 14, 96], *iree) is None      # channels not a multiple of 64
+    assert tile_rules.pointwise_tiles([14, 14, 512], iree[0], [1, 7, 8, 0], iree[2]) is None  # not AVX-512
 
 
 def test_transpose_rule():
     want = {"distribution": [3, 14, 224], "vector_common_parallel": [3, 1, 16]}
-    assert cpu_tiles.transpose_tiles([3, 224, 224]) == want
-    assert cpu_tiles.transpose_tiles([1, 31, 48])["vector_common_parallel"] == [1, 1, 16]
-    assert cpu_tiles.transpose_tiles([3, 56, 56]) is None    # not a whole number of 16-pixel vectors
-    assert cpu_tiles.transpose_tiles([16, 32, 32]) is None   # a feature map, not an image
+    assert tile_rules.transpose_tiles([3, 224, 224]) == want
+    assert tile_rules.transpose_tiles([1, 31, 48])["vector_common_parallel"] == [1, 1, 16]
+    assert tile_rules.transpose_tiles([3, 56, 56]) is None    # not a whole number of 16-pixel vectors
+    assert tile_rules.transpose_tiles([16, 32, 32]) is None   # a feature map, not an image
 
 
 def test_winograd_product_rule_takes_six_batches():
@@ -117,29 +110,29 @@ def test_winograd_product_rule_takes_six_batches():
     columns per workgroup (6 workgroups, which two workers claim one at a time); other batched
     products keep IREE's workgroups."""
     iree = ([1, 1, 2, 0, 0, 0, 0], [1, 1, 1, 0, 16, 16, 0], [0, 0, 0, 1, 0, 0, 1])
-    assert cpu_tiles.batch_mmt4d_tiles([36, 13, 4, 16, 16], *iree) == ([6, 13, 0, 0, 0, 0, 0], iree[1], iree[2])
-    assert cpu_tiles.batch_mmt4d_tiles([36, 1, 16, 16, 16], *iree)[0] == [6, 1, 0, 0, 0, 0, 0]
-    assert cpu_tiles.batch_mmt4d_tiles([4, 8, 8, 16, 16], *iree) is None  # attention heads
+    assert tile_rules.batch_mmt4d_tiles([36, 13, 4, 16, 16], *iree) == ([6, 13, 0, 0, 0, 0, 0], iree[1], iree[2])
+    assert tile_rules.batch_mmt4d_tiles([36, 1, 16, 16, 16], *iree)[0] == [6, 1, 0, 0, 0, 0, 0]
+    assert tile_rules.batch_mmt4d_tiles([4, 8, 8, 16, 16], *iree) is None  # attention heads
 
 
 def test_winograd_transform_rule():
     """A Winograd transform pass computes all its transform rows per vector step (the loop its
     coefficient vectors index) and splits workgroups along the next loops down to IREE's count."""
-    rows = cpu_tiles.transform_tiles([6, 14, 58, 64], 0, [1, 7, 58, 64], [1, 1, 1, 16])
+    rows = tile_rules.transform_tiles([6, 14, 58, 64], 0, [1, 7, 58, 64], [1, 1, 1, 16])
     assert rows == ([6, 1, 58, 64], [6, 1, 1, 16])                      # 14 workgroups (IREE: 12)
-    cols = cpu_tiles.transform_tiles([6, 6, 14, 14, 64], 1, [1, 3, 14, 14, 64], [1, 1, 1, 1, 16])
+    cols = tile_rules.transform_tiles([6, 6, 14, 14, 64], 1, [1, 3, 14, 14, 64], [1, 1, 1, 1, 16])
     assert cols == ([1, 6, 7, 14, 64], [1, 6, 1, 1, 16])                # 12 workgroups, as IREE's
-    out_rows = cpu_tiles.transform_tiles([14, 4, 56, 64], 1, [1, 4, 56, 64], [1, 1, 1, 16])
+    out_rows = tile_rules.transform_tiles([14, 4, 56, 64], 1, [1, 4, 56, 64], [1, 1, 1, 16])
     assert out_rows == ([1, 4, 56, 64], [1, 4, 1, 16])
-    assert cpu_tiles.transform_tiles([6, 14, 58, 64], 3, [1, 7, 58, 64], [1, 1, 1, 16]) is None  # channels
-    assert cpu_tiles.transform_tiles([6, 14, 58, 48], 0, [1, 7, 58, 48], [1, 1, 1, 8]) is None   # not a zmm
+    assert tile_rules.transform_tiles([6, 14, 58, 64], 3, [1, 7, 58, 64], [1, 1, 1, 16]) is None  # channels
+    assert tile_rules.transform_tiles([6, 14, 58, 48], 0, [1, 7, 58, 48], [1, 1, 1, 8]) is None   # not a zmm
 
 
 def test_matvec_rule_vectorizes_the_reduction():
-    assert cpu_tiles.matvec_tiles(256, [32, 0], [4, 0], [0, 16]) == ([32, 0], [1, 0], [0, 256])
-    assert cpu_tiles.matvec_tiles(1024, [1, 32, 0], [1, 4, 0], [0, 0, 16]) == ([1, 32, 0], [1, 1, 0], [0, 0, 256])
-    assert cpu_tiles.matvec_tiles(40, [8, 0], [4, 0], [0, 16])[2] == [0, 40]
-    assert cpu_tiles.matvec_tiles(256, [32, 0, 0], [4, 0, 0], [0, 16, 16]) is None  # two reductions
+    assert tile_rules.matvec_tiles(256, [32, 0], [4, 0], [0, 16]) == ([32, 0], [1, 0], [0, 256])
+    assert tile_rules.matvec_tiles(1024, [1, 32, 0], [1, 4, 0], [0, 0, 16]) == ([1, 32, 0], [1, 1, 0], [0, 0, 256])
+    assert tile_rules.matvec_tiles(40, [8, 0], [4, 0], [0, 16])[2] == [0, 40]
+    assert tile_rules.matvec_tiles(256, [32, 0, 0], [4, 0, 0], [0, 16, 16]) is None  # two reductions
 
 
 def _conv_net(hw, c, f, k, stride):
@@ -234,7 +227,7 @@ def test_inverted_residual_block_matches_onnxruntime(tmp_path, monkeypatch, hw, 
 
     asked = []
     monkeypatch.setattr(pointwise, "pointwise_block",
-                        lambda *a, **k: asked.append(k.get("projection")) or cpu_tiles.pointwise_block(*a, **k))
+                        lambda *a, **k: asked.append(k.get("projection")) or tile_rules.pointwise_block(*a, **k))
     net, rng = models.Net(15), np.random.default_rng(115)
     x = rng.standard_normal((1, 32, hw, hw)).astype(np.float32)
     relu6 = lambda y: net.node("Clip", [y, net.const(np.float32(0)), net.const(np.float32(6))])  # noqa: E731
@@ -261,7 +254,7 @@ def test_pointwise_result_transposed_later_keeps_unblocked_weights(tmp_path, mon
     from estuary.passes.lowering import pointwise
 
     asked = []
-    monkeypatch.setattr(pointwise, "pointwise_block", lambda *a, **k: asked.append(a) or cpu_tiles.pointwise_block(*a, **k))
+    monkeypatch.setattr(pointwise, "pointwise_block", lambda *a, **k: asked.append(a) or tile_rules.pointwise_block(*a, **k))
     net, rng = models.Net(13), np.random.default_rng(113)
     x = rng.standard_normal((1, 32, 14, 14)).astype(np.float32)
     y = net.node("Relu", [net.conv("x", 32, 512, 1, 14, pad=0)])
@@ -306,7 +299,7 @@ def test_passes_off_environment_keeps_iree_tiles(small_conv, monkeypatch):
 
 def test_iree_without_phase_control_compiles_in_one_go(small_conv, monkeypatch):
     path, feeds = small_conv
-    monkeypatch.setattr(cpu_tiles, "_phase_setters", lambda: None)
+    monkeypatch.setattr(phases, "_phase_setters", lambda: None)
     art = estuary.compile(path)
     assert "cpu_tiles" not in art.stats
     np.testing.assert_allclose(estuary.load(art).run(feeds)["y"],
@@ -333,13 +326,13 @@ def test_lstm_matches_onnxruntime(tmp_path, hidden, form):
 
 
 def test_softmax_rule():
-    assert cpu_tiles.softmax_tiles(128, {"vector_common_parallel": [1, 8]}) == {"vector_common_parallel": [1, 2]}
-    assert cpu_tiles.softmax_tiles(256, {"distribution": [1, 32, 0], "vector_common_parallel": [1, 8, 0],
+    assert tile_rules.softmax_tiles(128, {"vector_common_parallel": [1, 8]}) == {"vector_common_parallel": [1, 2]}
+    assert tile_rules.softmax_tiles(256, {"distribution": [1, 32, 0], "vector_common_parallel": [1, 8, 0],
                                          "vector_reduction": [0, 0, 16]}) == {
         "distribution": [1, 32, 0], "vector_common_parallel": [1, 2, 0], "vector_reduction": [0, 0, 128]}
-    assert cpu_tiles.softmax_tiles(64, {"vector_common_parallel": [1, 8, 0], "vector_inner_parallel": [0, 0, 16]}) == {
+    assert tile_rules.softmax_tiles(64, {"vector_common_parallel": [1, 8, 0], "vector_inner_parallel": [0, 0, 16]}) == {
         "vector_common_parallel": [1, 2, 0], "vector_inner_parallel": [0, 0, 64]}
-    assert cpu_tiles.softmax_tiles(40, {"vector_common_parallel": [1, 8]}) is None  # rows not a multiple of 16
+    assert tile_rules.softmax_tiles(40, {"vector_common_parallel": [1, 8]}) is None  # rows not a multiple of 16
 
 
 @pytest.mark.parametrize("shape, retuned", [((4, 128, 128), True), ((2, 64, 256), True), ((3, 40, 40), False)])
@@ -374,37 +367,37 @@ def test_softmax_matches_onnxruntime(tmp_path, shape, retuned):
     ([1, 9, 9, 64], ([0, 1, 9, 64, 0, 0, 0], [1, 1, 3, 8, 0, 0, 0], [0, 0, 0, 0, 1, 1, 8]), None),  # odd, wider than 7
 ])
 def test_avx2_convolution_rule(shape, iree_tiles, tiles):
-    assert cpu_tiles.conv_tiles(shape, *iree_tiles, lanes=8) == tiles
+    assert tile_rules.conv_tiles(shape, *iree_tiles, lanes=8) == tiles
 
 
 def test_avx2_pointwise_rule():
-    assert cpu_tiles.pointwise_tiles([56, 56, 128], [8, 56, 64, 0], [1, 8, 8, 0], [0, 0, 0, 8], lanes=8) == (
+    assert tile_rules.pointwise_tiles([56, 56, 128], [8, 56, 64, 0], [1, 8, 8, 0], [0, 0, 0, 8], lanes=8) == (
         [1, 56, 64, 0], [1, 2, 32, 0], [0, 0, 0, 8])
-    assert cpu_tiles.pointwise_tiles([7, 7, 1024], [7, 7, 64, 0], [1, 7, 8, 0], [0, 0, 0, 8], lanes=8) == (
+    assert tile_rules.pointwise_tiles([7, 7, 1024], [7, 7, 64, 0], [1, 7, 8, 0], [0, 0, 0, 8], lanes=8) == (
         [7, 7, 64, 0], [1, 7, 16, 0], [0, 0, 0, 2])
-    assert cpu_tiles.pointwise_tiles([9, 9, 64], [1, 9, 64, 0], [1, 3, 8, 0], [0, 0, 0, 8], lanes=8) is None
-    assert cpu_tiles.pointwise_tiles([14, 14, 96], [7, 14, 32, 0], [1, 7, 8, 0], [0, 0, 0, 8], lanes=8) is None
+    assert tile_rules.pointwise_tiles([9, 9, 64], [1, 9, 64, 0], [1, 3, 8, 0], [0, 0, 0, 8], lanes=8) is None
+    assert tile_rules.pointwise_tiles([14, 14, 96], [7, 14, 32, 0], [1, 7, 8, 0], [0, 0, 0, 8], lanes=8) is None
 
 
 def test_avx2_blocked_pointwise_rule():
     """Blocked 1x1 products (pointwise.py on AVX2): 2 pixels x one 32-channel block per register
     tile, workgroups of two blocks; pixel loops IREE folded into one take groups of <= 98 pixels."""
     tiles = ([2, 1, 32, 0], [0, 0, 0, 8])
-    assert cpu_tiles.blocked_pointwise_tiles([196, 16, 32], [14, 16, 32, 0]) == ([98, 2, 0, 0], *tiles)
-    assert cpu_tiles.blocked_pointwise_tiles([784, 8, 32], [28, 8, 32, 0]) == ([98, 2, 0, 0], *tiles)
-    assert cpu_tiles.blocked_pointwise_tiles([8, 8, 4, 32], [1, 8, 4, 32, 0]) == (
+    assert tile_rules.blocked_pointwise_tiles([196, 16, 32], [14, 16, 32, 0]) == ([98, 2, 0, 0], *tiles)
+    assert tile_rules.blocked_pointwise_tiles([784, 8, 32], [28, 8, 32, 0]) == ([98, 2, 0, 0], *tiles)
+    assert tile_rules.blocked_pointwise_tiles([8, 8, 4, 32], [1, 8, 4, 32, 0]) == (
         [1, 8, 2, 0, 0], [1, 2, 1, 32, 0], [0, 0, 0, 0, 8])
-    assert cpu_tiles.blocked_pointwise_tiles([196, 32, 16], [14, 16, 32, 0]) is None  # other block width
-    assert cpu_tiles.blocked_pointwise_tiles([49, 16, 32], [7, 16, 32, 0]) is None  # no even group of pixels
-    assert cpu_tiles.blocked_pointwise_tiles([196, 3, 32], [14, 3, 32, 0]) is None  # odd block count
-    assert cpu_tiles.blocked_pointwise_tiles([7, 7, 4, 32], [1, 7, 4, 32, 0]) is None  # odd width
+    assert tile_rules.blocked_pointwise_tiles([196, 32, 16], [14, 16, 32, 0]) is None  # other block width
+    assert tile_rules.blocked_pointwise_tiles([49, 16, 32], [7, 16, 32, 0]) is None  # no even group of pixels
+    assert tile_rules.blocked_pointwise_tiles([196, 3, 32], [14, 3, 32, 0]) is None  # odd block count
+    assert tile_rules.blocked_pointwise_tiles([7, 7, 4, 32], [1, 7, 4, 32, 0]) is None  # odd width
 
 
 def test_avx512_blocked_pointwise_rule():
     """Blocked 1x1 products on AVX-512: 7 or 8 pixels x one block (32 channels, 64 at width <= 7)
     per register tile, 4 (2 for 64-channel blocks) input channels a step; folded pixel loops
     take `balanced` groups of <= 98 pixels."""
-    rule = cpu_tiles.blocked_pointwise_tiles
+    rule = tile_rules.blocked_pointwise_tiles
     assert rule([196, 16, 32], [14, 16, 32, 0], 16) == ([98, 2, 0, 0], [7, 1, 32, 0], [0, 0, 0, 4])
     assert rule([49, 16, 64], [1, 16, 64, 0], 16) == ([49, 1, 0, 0], [7, 1, 64, 0], [0, 0, 0, 2])
     assert rule([64, 16, 32], [8, 16, 32, 0], 16) == ([64, 2, 0, 0], [8, 1, 32, 0], [0, 0, 0, 4])
@@ -426,7 +419,7 @@ def test_avx512_blocked_pointwise_rule():
     (14, 14, 160, 8, False, True, None),   # AVX2: no projection rule
 ])
 def test_projection_block(oh, ow, f, lanes, strided, projection, block):
-    assert cpu_tiles.pointwise_block(oh, ow, f, lanes, strided, projection) == block
+    assert tile_rules.pointwise_block(oh, ow, f, lanes, strided, projection) == block
 
 
 @pytest.mark.parametrize("oh, ow, f, lanes, strided, block", [
@@ -439,18 +432,18 @@ def test_projection_block(oh, ow, f, lanes, strided, projection, block):
     (14, 14, 128, 8, False, 32), (7, 7, 128, 8, False, None), (14, 14, 512, None, False, None),
 ])
 def test_pointwise_block(oh, ow, f, lanes, strided, block):
-    assert cpu_tiles.pointwise_block(oh, ow, f, lanes, strided) == block
+    assert tile_rules.pointwise_block(oh, ow, f, lanes, strided) == block
 
 
 def test_image_convolution_rule():
     """An image (3 channels) into 32 channels on AVX-512: IREE's pixels x 32 channels, a whole
     filter row of every channel per reduction step, >= 8-row balanced workgroups."""
     iree = ([0, 16, 56, 32, 0, 0, 0], [1, 1, 8, 16, 0, 0, 0], [0, 0, 0, 0, 1, 1, 3])
-    assert cpu_tiles.image_conv_tiles([1, 112, 112, 32], [3, 3, 3, 32], *iree) == (
+    assert tile_rules.image_conv_tiles([1, 112, 112, 32], [3, 3, 3, 32], *iree) == (
         [0, 8, 112, 32, 0, 0, 0], [1, 1, 8, 32, 0, 0, 0], [0, 0, 0, 0, 1, 3, 3])
-    assert cpu_tiles.image_conv_tiles([1, 112, 112, 64], [3, 3, 3, 64], *iree) is None  # conv_tiles' case
-    assert cpu_tiles.image_conv_tiles([1, 112, 112, 32], [3, 3, 16, 32], *iree) is None  # not an image
-    assert cpu_tiles.image_conv_tiles([1, 14, 14, 32], [3, 3, 3, 32], *iree) is None  # a register tile's row
+    assert tile_rules.image_conv_tiles([1, 112, 112, 64], [3, 3, 3, 64], *iree) is None  # conv_tiles' case
+    assert tile_rules.image_conv_tiles([1, 112, 112, 32], [3, 3, 16, 32], *iree) is None  # not an image
+    assert tile_rules.image_conv_tiles([1, 14, 14, 32], [3, 3, 3, 32], *iree) is None  # a register tile's row
 
 
 @pytest.mark.skipif(tile_lanes() != 16, reason="the image rule is AVX-512's")
@@ -469,12 +462,12 @@ def test_image_convolution_matches_onnxruntime(tmp_path):
 def test_column_vector_rule():
     """Column-vector products (matvec.unit_products): a block of 2 x lanes columns per vector
     step, 8 reduction steps, two workgroups of whole blocks per worker where they divide."""
-    assert cpu_tiles.unit_tiles([8, 32], 16) == ([2, 32, 0], [1, 32, 0], [0, 0, 8])
-    assert cpu_tiles.unit_tiles([6, 32], 16) == ([3, 32, 0], [1, 32, 0], [0, 0, 8])  # two workgroups
-    assert cpu_tiles.unit_tiles([5, 32], 16) == ([1, 32, 0], [1, 32, 0], [0, 0, 8])  # one per block
-    assert cpu_tiles.unit_tiles([32], 16) == ([32, 0], [32, 0], [0, 8])  # IREE dropped the one block
-    assert cpu_tiles.unit_tiles([8, 16], 8) == ([2, 16, 0], [1, 16, 0], [0, 0, 8])  # AVX2
-    assert cpu_tiles.unit_tiles([8, 16], 16) is None and cpu_tiles.unit_tiles([8, 32], None) is None
+    assert tile_rules.unit_tiles([8, 32], 16) == ([2, 32, 0], [1, 32, 0], [0, 0, 8])
+    assert tile_rules.unit_tiles([6, 32], 16) == ([3, 32, 0], [1, 32, 0], [0, 0, 8])  # two workgroups
+    assert tile_rules.unit_tiles([5, 32], 16) == ([1, 32, 0], [1, 32, 0], [0, 0, 8])  # one per block
+    assert tile_rules.unit_tiles([32], 16) == ([32, 0], [32, 0], [0, 8])  # IREE dropped the one block
+    assert tile_rules.unit_tiles([8, 16], 8) == ([2, 16, 0], [1, 16, 0], [0, 0, 8])  # AVX2
+    assert tile_rules.unit_tiles([8, 16], 16) is None and tile_rules.unit_tiles([8, 32], None) is None
 
 
 @pytest.mark.parametrize("k, n, column", [(256, 300, True), (1024, 1000, True), (3, 512, True), (64, 256, True),
@@ -509,18 +502,18 @@ def test_one_row_product_matches_onnxruntime(tmp_path, k, n, column):
 ])
 def test_vector_lanes_of_a_target(features, lanes):
     target = f'#hal.executable.target<"llvm-cpu", "embedded-elf-x86_64", {{cpu = "x", cpu_features = "{features}"}}>'
-    assert cpu_tiles.vector_lanes(target) == lanes
+    assert retune.vector_lanes(target) == lanes
 
 
 def test_depthwise_rule():
     """A depthwise convolution at most 7 wide whose register tile does not divide the row (IREE's
     2 pixels on AVX2) takes the whole row; others keep IREE's tiles."""
     iree = ([0, 1, 7, 64, 0, 0], [1, 1, 2, 8, 0, 0], [0, 0, 0, 0, 1, 3])
-    assert cpu_tiles.depthwise_tiles([1, 7, 7, 512], *iree) == (iree[0], [1, 1, 7, 8, 0, 0], iree[2])
-    assert cpu_tiles.depthwise_tiles([1, 14, 14, 512], *iree) is None      # 2 divides 14
-    assert cpu_tiles.depthwise_tiles([1, 9, 9, 64], *iree) is None         # wider than 7
-    assert cpu_tiles.depthwise_tiles([1, 7, 7, 512], iree[0], [1, 1, 7, 16, 0, 0], iree[2]) is None
-    assert cpu_tiles.depthwise_tiles([1, 7, 7, 512], [0, 1, 7, 64, 0, 0, 0], [1, 1, 2, 8, 0, 0, 0],
+    assert tile_rules.depthwise_tiles([1, 7, 7, 512], *iree) == (iree[0], [1, 1, 7, 8, 0, 0], iree[2])
+    assert tile_rules.depthwise_tiles([1, 14, 14, 512], *iree) is None      # 2 divides 14
+    assert tile_rules.depthwise_tiles([1, 9, 9, 64], *iree) is None         # wider than 7
+    assert tile_rules.depthwise_tiles([1, 7, 7, 512], iree[0], [1, 1, 7, 16, 0, 0], iree[2]) is None
+    assert tile_rules.depthwise_tiles([1, 7, 7, 512], [0, 1, 7, 64, 0, 0, 0], [1, 1, 2, 8, 0, 0, 0],
                                      [0, 0, 0, 0, 1, 1, 3]) is None        # a direct convolution's 7 loops
 
 

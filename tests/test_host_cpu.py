@@ -1,5 +1,6 @@
 """`--target-cpu host` on x86-64: kept with AVX-512, else the x86-64 level the host really has."""
-from estuary import compiler, host_cpu
+from estuary.backends import CompileOptions, targets
+from estuary.backends.llvm_cpu import host as host_cpu
 
 V2 = {"cx16", "lahf_lm", "popcnt", "pni", "sse4_1", "sse4_2", "ssse3"}
 V3 = V2 | {"avx", "avx2", "bmi1", "bmi2", "f16c", "fma", "abm", "movbe", "xsave"}
@@ -32,7 +33,7 @@ def test_cpuinfo_flags(tmp_path):
 def test_only_host_is_resolved():
     assert host_cpu.resolve("generic") == "generic"
     assert host_cpu.resolve("znver3") == "znver3"
-    flags = compiler.target_flags("llvm-cpu", cpu="generic")
+    flags = targets.get("llvm-cpu").flags(CompileOptions(cpu="generic"))
     assert "--iree-llvmcpu-target-cpu=generic" in flags
     resolved = host_cpu.resolve("host")
-    assert f"--iree-llvmcpu-target-cpu={resolved}" in compiler.target_flags("llvm-cpu")
+    assert f"--iree-llvmcpu-target-cpu={resolved}" in targets.get("llvm-cpu").flags(CompileOptions())

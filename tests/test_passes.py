@@ -70,7 +70,8 @@ def _optimized_ops(path):
     from estuary.importers import import_model
     from estuary.passes.lowering import nn_ops
 
-    nn = pipeline.run(import_model(path), ["nn-verify"] + pipeline.OPTIMIZATIONS)
+    nn = import_model(path)
+    pipeline.run(nn, ["nn-verify"] + pipeline.OPTIMIZATIONS)
     return Counter(o.name[3:] for o in nn_ops(nn.module.operation))
 
 

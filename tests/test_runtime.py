@@ -136,7 +136,7 @@ def test_dtype_round_trip(dtype):
 
 _THREADS_SCRIPT = r"""
 import sys, numpy as np, estuary
-from estuary.errors import RuntimeError_
+from estuary.errors import ExecutionError
 model = estuary.load(sys.argv[1], threads=1)
 x = np.arange(6, dtype=np.float32).reshape(2, 3)
 assert (model.run({"x": x})["y"] == -x).all()
@@ -145,7 +145,7 @@ estuary.load(sys.argv[1])             # so is the process's own count
 for bad in (2, 0, 1.5):
     try:
         estuary.load(sys.argv[1], threads=bad)
-    except RuntimeError_ as e:
+    except ExecutionError as e:
         print(e)
 """
 

@@ -72,7 +72,7 @@ def _conv_ref(x, w, b, padding, strides, dilations, groups, input_layout, filter
 @nn_op("conv2d", ["input", "filter", "bias?"],
        {"padding": Ints([0, 0, 0, 0]), "strides": Ints([1, 1]), "dilations": Ints([1, 1]), "groups": Int(1),
         "input_layout": Str("nchw", INPUT_LAYOUTS), "filter_layout": Str("oihw", CONV_FILTER_LAYOUTS)},
-       reference=_conv_ref, family="convolution")
+       reference=_conv_ref)
 def conv2d(input, filter, bias, padding, strides, dilations, groups, input_layout, filter_layout):
     """2-D convolution; padding is [beginH, endH, beginW, endW]."""
     _common(input, filter, bias, padding, strides, dilations, groups)
@@ -133,7 +133,7 @@ def _transpose_sizes(h, w, kh, kw, padding, strides, dilations, output_padding, 
        {"padding": Ints([0, 0, 0, 0]), "strides": Ints([1, 1]), "dilations": Ints([1, 1]),
         "output_padding": Ints([0, 0]), "output_sizes": Ints(None), "groups": Int(1),
         "input_layout": Str("nchw", INPUT_LAYOUTS), "filter_layout": Str("iohw", TRANSPOSE_FILTER_LAYOUTS)},
-       reference=_conv_transpose_ref, family="convolution")
+       reference=_conv_transpose_ref)
 def conv_transpose2d(input, filter, bias, padding, strides, dilations, output_padding, output_sizes, groups,
                      input_layout, filter_layout):
     """Transposed (fractionally strided) 2-D convolution; filter input channels = input channels."""

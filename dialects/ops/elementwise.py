@@ -52,7 +52,7 @@ def _binary_rule(a, b):
 
 
 for _name, _fn in BINARY.items():
-    nn_op(_name, ["a", "b"], reference=_fn, family="elementwise")(_binary_rule)
+    nn_op(_name, ["a", "b"], reference=_fn)(_binary_rule)
 
 
 COMPARE = {
@@ -70,8 +70,7 @@ def _compare_rule(a, b):
 
 
 for _name, _fn in COMPARE.items():
-    nn_op(_name, ["a", "b"], reference=lambda a, b, _fn=_fn: _fn(a, b).astype(np.uint8),
-          family="elementwise")(_compare_rule)
+    nn_op(_name, ["a", "b"], reference=lambda a, b, _fn=_fn: _fn(a, b).astype(np.uint8))(_compare_rule)
 
 
 LOGICAL = {
@@ -88,11 +87,10 @@ def _logical_rule(a, b):
 
 
 for _name, _fn in LOGICAL.items():
-    nn_op(_name, ["a", "b"], reference=lambda a, b, _fn=_fn: _fn(a != 0, b != 0).astype(np.uint8),
-          family="elementwise")(_logical_rule)
+    nn_op(_name, ["a", "b"], reference=lambda a, b, _fn=_fn: _fn(a != 0, b != 0).astype(np.uint8))(_logical_rule)
 
 
-@nn_op("logical_not", ["a"], reference=lambda a: (a == 0).astype(np.uint8), family="elementwise")
+@nn_op("logical_not", ["a"], reference=lambda a: (a == 0).astype(np.uint8))
 def logical_not(a):
     """1 where a is zero, else 0 (uint8 in, uint8 out)."""
     dtype_in(a, ["uint8"], "a")
@@ -133,7 +131,7 @@ for _name, (_allowed, _fn) in UNARY.items():
         with np.errstate(all="ignore"):
             return np.asarray(_fn(x)).astype(x.dtype)
 
-    nn_op(_name, ["input"], reference=_ref, family="elementwise")(_unary_rule_for(_allowed))
+    nn_op(_name, ["input"], reference=_ref)(_unary_rule_for(_allowed))
 
 
 def _cast_ref(x, to):
@@ -147,7 +145,7 @@ def _cast_ref(x, to):
     return x.astype(target)
 
 
-@nn_op("cast", ["input"], {"to": DType()}, reference=_cast_ref, family="elementwise")
+@nn_op("cast", ["input"], {"to": DType()}, reference=_cast_ref)
 def cast(input, to):
     """Convert to data type `to` (float->int truncates and saturates, int->int wraps)."""
     return input.with_dtype(to)
@@ -160,7 +158,7 @@ def _clamp_ref(x, min_value, max_value):
 
 
 @nn_op("clamp", ["input"], {"min_value": Float(-math.inf), "max_value": Float(math.inf)},
-       reference=_clamp_ref, family="elementwise")
+       reference=_clamp_ref)
 def clamp(input, min_value, max_value):
     """Clamp to [min_value, max_value]; NaN inputs stay NaN."""
     check(not (min_value > max_value), f"min_value {min_value} is greater than max_value {max_value}")
@@ -168,7 +166,7 @@ def clamp(input, min_value, max_value):
 
 
 @nn_op("where", ["condition", "true_value", "false_value"],
-       reference=lambda c, t, f: np.where(c != 0, t, f), family="elementwise")
+       reference=lambda c, t, f: np.where(c != 0, t, f))
 def where(condition, true_value, false_value):
     """Select true_value where condition (uint8) is non-zero, else false_value; all broadcast."""
     dtype_in(condition, ["uint8"], "condition")

@@ -28,8 +28,7 @@ def _axis(axis, rank, what="axis"):
 # ---------------------------------------------------------------- tile / reverse
 
 
-@nn_op("tile", ["input"], {"repetitions": Ints()}, reference=lambda x, repetitions: np.tile(x, repetitions),
-       family="indexing")
+@nn_op("tile", ["input"], {"repetitions": Ints()}, reference=lambda x, repetitions: np.tile(x, repetitions))
 def tile(input, repetitions):
     """Repeat the input `repetitions[d]` times along each dimension d (WebNN tile)."""
     check(len(repetitions) == input.rank,
@@ -38,8 +37,7 @@ def tile(input, repetitions):
     return input.with_shape([d * r for d, r in zip(input.shape, repetitions)])
 
 
-@nn_op("reverse", ["input"], {"axes": Ints()}, reference=lambda x, axes: np.flip(x, tuple(axes)).copy(),
-       family="indexing")
+@nn_op("reverse", ["input"], {"axes": Ints()}, reference=lambda x, axes: np.flip(x, tuple(axes)).copy())
 def reverse(input, axes):
     """Reverse the order of the elements along each of `axes`."""
     axes_valid(axes, input.rank)
@@ -57,7 +55,7 @@ def _reverse_seq_ref(x, lengths, batch_axis, sequence_axis):
 
 
 @nn_op("reverse_sequence", ["input", "lengths"], {"batch_axis": Int(0), "sequence_axis": Int(1)},
-       reference=_reverse_seq_ref, family="indexing")
+       reference=_reverse_seq_ref)
 def reverse_sequence(input, lengths, batch_axis, sequence_axis):
     """For each b, reverse the first lengths[b] elements along `sequence_axis` (clamped to its size)."""
     _axis(batch_axis, input.rank, "batch_axis")
@@ -76,8 +74,7 @@ def _gather_elements_ref(x, indices, axis):
     return np.take_along_axis(x, _fix(indices, x.shape[axis]), axis=axis)
 
 
-@nn_op("gather_elements", ["input", "indices"], {"axis": Int(0)}, reference=_gather_elements_ref,
-       family="indexing")
+@nn_op("gather_elements", ["input", "indices"], {"axis": Int(0)}, reference=_gather_elements_ref)
 def gather_elements(input, indices, axis):
     """out[i..] = input[i.. with dimension `axis` replaced by indices[i..]] (take_along_axis)."""
     dtype_in(indices, INDEX_TYPES, "indices")
@@ -94,7 +91,7 @@ def _gather_nd_ref(x, indices):
     return x[tuple(np.moveaxis(idx, -1, 0))]
 
 
-@nn_op("gather_nd", ["input", "indices"], reference=_gather_nd_ref, family="indexing")
+@nn_op("gather_nd", ["input", "indices"], reference=_gather_nd_ref)
 def gather_nd(input, indices):
     """out[i.., j..] = input[indices[i.., :], j..] (ONNX GatherND with batch_dims 0)."""
     dtype_in(indices, INDEX_TYPES, "indices")
@@ -139,7 +136,7 @@ def _scatter_rule(input, updates, reduction):
 
 
 @nn_op("scatter_elements", ["input", "indices", "updates"],
-       {"axis": Int(0), "reduction": Str("none", REDUCTIONS)}, reference=_scatter_elements_ref, family="indexing")
+       {"axis": Int(0), "reduction": Str("none", REDUCTIONS)}, reference=_scatter_elements_ref)
 def scatter_elements(input, indices, updates, axis, reduction):
     """A copy of input where each updates[u..] is combined into the element at u.. with dimension `axis`
     replaced by indices[u..] (put_along_axis / ONNX ScatterElements)."""
@@ -164,7 +161,7 @@ def _scatter_nd_ref(x, indices, updates, reduction):
 
 
 @nn_op("scatter_nd", ["input", "indices", "updates"], {"reduction": Str("none", REDUCTIONS)},
-       reference=_scatter_nd_ref, family="indexing")
+       reference=_scatter_nd_ref)
 def scatter_nd(input, indices, updates, reduction):
     """A copy of input where each slice updates[u..] is combined into input[indices[u.., :]] (ONNX ScatterND)."""
     dtype_in(indices, INDEX_TYPES, "indices")
@@ -189,7 +186,7 @@ def _cumsum_ref(x, axis, exclusive, reversed):
 
 
 @nn_op("cumulative_sum", ["input"], {"axis": Int(), "exclusive": Bool(False), "reversed": Bool(False)},
-       reference=_cumsum_ref, family="indexing")
+       reference=_cumsum_ref)
 def cumulative_sum(input, axis, exclusive, reversed):
     """Running sum along `axis` (WebNN cumulativeSum): `exclusive` leaves the current element out,
     `reversed` sums from the end. Floats are added in order, one term at a time."""
@@ -207,7 +204,7 @@ def _top_k_ref(x, k, axis, largest, indices_data_type):
 
 @nn_op("top_k", ["input"], {"k": Int(), "axis": Int(), "largest": Bool(True),
                             "indices_data_type": Str("int32", ("int32", "int64"))},
-       reference=_top_k_ref, family="indexing")
+       reference=_top_k_ref)
 def top_k(input, k, axis, largest, indices_data_type):
     """The k largest (or smallest) values along `axis` in sorted order and their indices; equal values
     keep their input order (a stable sort). k = the dimension size is a full (arg)sort."""
@@ -255,7 +252,7 @@ def _nms_ref(boxes, scores, classes, iou_threshold, score_threshold, max_boxes):
 
 @nn_op("non_max_suppression", ["boxes", "scores", "classes?"],
        {"iou_threshold": Float(0.5), "score_threshold": Float(float("-inf")), "max_boxes": Int()},
-       reference=_nms_ref, family="indexing")
+       reference=_nms_ref)
 def non_max_suppression(boxes, scores, classes, iou_threshold, score_threshold, max_boxes):
     """Greedy NMS per batch over boxes [B, N, 4] (x_center, y_center, width, height) with scores [B, N]:
     in descending score order (ties: lower index first), keep a box whose score > score_threshold and

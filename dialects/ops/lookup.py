@@ -169,7 +169,7 @@ def _lsh_ref(hash, input, weight, type):
 
 
 @nn_op("lsh_projection", ["hash", "input", "weight?"], {"type": Str("sparse", LSH_TYPES)},
-       reference=_lsh_ref, family="lookup")
+       reference=_lsh_ref)
 def lsh_projection(hash, input, weight, type):
     """Locality-sensitive hashing (NNAPI LSH_PROJECTION, API 27): bit (i, j) is 1 when the sum over
     input rows r of weight[r] * int64(Fingerprint64(float32 hash[i, j] ++ row r bytes)), in double,

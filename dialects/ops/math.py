@@ -19,7 +19,7 @@ for _name, _fn in {"sinh": _np.sinh, "cosh": _np.cosh, "asin": _np.arcsin, "acos
         with _np.errstate(all="ignore"):
             return _fn(x).astype(x.dtype)
 
-    _nn_op(_name, ["input"], reference=_ref, family="math")(_float_unary)
+    _nn_op(_name, ["input"], reference=_ref)(_float_unary)
 
 
 # --- Core ML (sign, round, exp2, modBroadcastable, floorDivBroadcastable): float element-wise ops
@@ -45,7 +45,7 @@ def _floor_mod(a, b):
 
 
 for _name, _fn in {"sign": _np.sign, "round": _round_half_even, "exp2": _np.exp2}.items():
-    _nn_op(_name, ["input"], reference=_ref64(_fn), family="math")(_float_unary)
+    _nn_op(_name, ["input"], reference=_ref64(_fn))(_float_unary)
 
 
 def _float_binary(a, b):
@@ -65,5 +65,5 @@ def _floor_div_ref(a, b):
         return _np.floor_divide(a, b).astype(a.dtype)
 
 
-_nn_op("mod", ["a", "b"], reference=_mod_ref, family="math")(_float_binary)  # Python-style, sign of b
-_nn_op("floor_div", ["a", "b"], reference=_floor_div_ref, family="math")(_float_binary)  # floor(a / b)
+_nn_op("mod", ["a", "b"], reference=_mod_ref)(_float_binary)  # Python-style, sign of b
+_nn_op("floor_div", ["a", "b"], reference=_floor_div_ref)(_float_binary)  # floor(a / b)

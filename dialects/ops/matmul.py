@@ -2,7 +2,7 @@
 import numpy as np
 
 from estuary import dtypes
-from estuary.dialects.core import (Bool, Float, TensorSpec, VerifyError, broadcast_shapes, check, dtype_in,
+from estuary.dialects.core import (Bool, Float, TensorSpec, VerificationError, broadcast_shapes, check, dtype_in,
                                    nn_op, rank_is, same_dtype, unidirectional_broadcastable)
 
 
@@ -22,7 +22,7 @@ def _gemm_ref(a, b, c, alpha, beta, a_transpose, b_transpose):
 
 
 @nn_op("gemm", ["a", "b", "c?"], {"alpha": Float(1.0), "beta": Float(1.0), "a_transpose": Bool(False),
-                                  "b_transpose": Bool(False)}, reference=_gemm_ref, family="matmul")
+                                  "b_transpose": Bool(False)}, reference=_gemm_ref)
 def gemm(a, b, c, alpha, beta, a_transpose, b_transpose):
     """alpha * A' B' + beta * C for 2-D A, B (optionally transposed) and C unidirectionally
     broadcastable to [M, N] (rank 0 to 2); without C, alpha * A' B'."""
@@ -45,7 +45,7 @@ def _matmul_ref(a, b):
     return a.astype(np.float64) @ b.astype(np.float64)
 
 
-@nn_op("matmul", ["a", "b"], reference=_matmul_ref, family="matmul")
+@nn_op("matmul", ["a", "b"], reference=_matmul_ref)
 def matmul(a, b):
     """Matrix product of the last two dimensions; the batch dimensions (all but the last two)
     broadcast bidirectionally. Both operands have rank >= 2 (WebNN has no rank-1 promotion)."""
@@ -57,7 +57,7 @@ def matmul(a, b):
     check(a.shape[-1] == b.shape[-2], f"a's columns ({a.shape[-1]}) must equal b's rows ({b.shape[-2]})")
     try:
         batch = broadcast_shapes(a.shape[:-2], b.shape[:-2])
-    except VerifyError:
-        raise VerifyError(f"batch dimensions {list(a.shape[:-2])} and {list(b.shape[:-2])} "
+    except VerificationError:
+        raise VerificationError(f"batch dimensions {list(a.shape[:-2])} and {list(b.shape[:-2])} "
                           f"are not broadcastable") from None
     return TensorSpec(batch + (a.shape[-2], b.shape[-1]), a.dtype)

@@ -26,7 +26,7 @@ def _bn_ref(x, mean, var, scale, bias, axis, epsilon):
 
 
 @nn_op("batch_normalization", ["input", "mean", "variance", "scale?", "bias?"],
-       {"axis": Int(1), "epsilon": Float(1e-5)}, reference=_bn_ref, family="normalization")
+       {"axis": Int(1), "epsilon": Float(1e-5)}, reference=_bn_ref)
 def batch_normalization(input, mean, variance, scale, bias, axis, epsilon):
     """(x - mean) / sqrt(variance + epsilon) * scale + bias, per index of `axis`."""
     dtype_in(input, dtypes.FLOATS)
@@ -52,7 +52,7 @@ def _in_ref(x, scale, bias, epsilon, layout):
 
 
 @nn_op("instance_normalization", ["input", "scale?", "bias?"],
-       {"epsilon": Float(1e-5), "layout": Str("nchw", ("nchw", "nhwc"))}, reference=_in_ref, family="normalization")
+       {"epsilon": Float(1e-5), "layout": Str("nchw", ("nchw", "nhwc"))}, reference=_in_ref)
 def instance_normalization(input, scale, bias, epsilon, layout):
     """Normalize each (batch, channel) over the spatial dimensions of a 4-D input."""
     dtype_in(input, dtypes.FLOATS)
@@ -84,7 +84,7 @@ def _ln_ref(x, scale, bias, axes, epsilon):
 
 
 @nn_op("layer_normalization", ["input", "scale?", "bias?"], {"axes": Ints(None), "epsilon": Float(1e-5)},
-       reference=_ln_ref, family="normalization")
+       reference=_ln_ref)
 def layer_normalization(input, scale, bias, axes, epsilon):
     """Normalize over `axes` (absent: all but the first; empty: none, the output is then bias, or 0).
     scale/bias have one dimension per axis, sized as the input along that axis, in the order the

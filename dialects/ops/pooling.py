@@ -30,7 +30,7 @@ def _conv_output_size(size, k, pad_begin, pad_end, stride, dilation):
 
 
 def pool_geometry(shape, window_dimensions, padding, strides, dilations, layout, rounding_type, output_sizes):
-    """(N, C, H, W, KH, KW, OH, OW) of a pooling; VerifyError for every invalid option (spec order).
+    """(N, C, H, W, KH, KW, OH, OW) of a pooling; VerificationError for every invalid option (spec order).
 
     outputSizes must be the floor or the ceil candidate in both dimensions (as Chromium and the
     WPT validation tests have it); the padding is kept when outputSizes is given (WPT)."""
@@ -121,7 +121,7 @@ def _rule(allowed):
 
 for _name, _kind, _allowed in (("average_pool2d", "average", dtypes.FLOATS), ("l2_pool2d", "l2", dtypes.FLOATS),
                                ("max_pool2d", "max", None)):
-    nn_op(_name, ["input"], dict(ATTRS), reference=_pool_ref(_kind), family="pooling")(_rule(_allowed))
+    nn_op(_name, ["input"], dict(ATTRS), reference=_pool_ref(_kind))(_rule(_allowed))
 
 
 # ---------------------------------------------------------------- resample2d (§7.7.36)
@@ -169,7 +169,7 @@ def _resample_ref(x, mode, scales, sizes, axes):
 
 
 @nn_op("resample2d", ["input"], {"mode": Str("nearest-neighbor", RESAMPLE_MODES), "scales": Floats([1.0, 1.0]),
-                                 "sizes": Ints(None), "axes": Ints([2, 3])}, reference=_resample_ref, family="pooling")
+                                 "sizes": Ints(None), "axes": Ints([2, 3])}, reference=_resample_ref)
 def resample2d(input, mode, scales, sizes, axes):
     """Resize two axes to `sizes`, or by `scales` (output floor(size * scale))."""
     dtype_in(input, dtypes.FLOATS)

@@ -44,8 +44,7 @@ def _dequantize_ref(x, scale, zero_point):
     return (x.astype(np.int64) - zero_point).astype(np.float32) * np.float32(scale)  # float32, as lowered
 
 
-@nn_op("dequantize", ["input"], {"scale": Float(), "zero_point": Int(0)}, reference=_dequantize_ref,
-       family="quantized")
+@nn_op("dequantize", ["input"], {"scale": Float(), "zero_point": Int(0)}, reference=_dequantize_ref)
 def dequantize(input, scale, zero_point):
     """scale * (input - zero_point) as float32."""
     dtype_in(input, ["uint8"])
@@ -60,7 +59,7 @@ def _requantize_ref(x, input_zero_point, multiplier, output_zero_point, output_m
 
 
 @nn_op("requantize", ["input"], {"input_zero_point": Int(0), **REQUANT, "to": Str("uint8", ("uint8", "int32"))},
-       reference=_requantize_ref, family="quantized")
+       reference=_requantize_ref)
 def requantize(input, input_zero_point, multiplier, output_zero_point, output_min, output_max, to):
     """clamp(round((input - input_zero_point) * multiplier) + output_zero_point, output_min, output_max)."""
     dtype_in(input, ["uint8", "int32"])
@@ -73,7 +72,7 @@ def requantize(input, input_zero_point, multiplier, output_zero_point, output_mi
     return input.with_dtype(to)
 
 
-@nn_op("table_lookup", ["input", "table"], reference=lambda x, t: t[x.astype(np.int64)], family="quantized")
+@nn_op("table_lookup", ["input", "table"], reference=lambda x, t: t[x.astype(np.int64)])
 def table_lookup(input, table):
     """table[input]: a 256-entry table indexed by each uint8 element (element-wise functions)."""
     dtype_in(input, ["uint8"])
@@ -135,7 +134,7 @@ def _qconv_ref(x, w, b, input_zero_point, filter_zero_point, padding, strides, f
 @nn_op("quantized_conv2d", ["input", "filter", "bias?"],
        {"input_zero_point": Int(0), "filter_zero_point": Int(0), "padding": Ints([0, 0, 0, 0]),
         "strides": Ints([1, 1]), "filter_layout": Str("ohwi", ("ohwi", "ihwo")), **REQUANT},
-       reference=_qconv_ref, family="quantized")
+       reference=_qconv_ref)
 def quantized_conv2d(input, filter, bias, input_zero_point, filter_zero_point, padding, strides, filter_layout,
                      multiplier, output_zero_point, output_min, output_max):
     """NHWC uint8 convolution: OHWI filter, or ihwo = depthwise [1, KH, KW, C * multiplier]; int32
@@ -161,7 +160,7 @@ def _qmatmul_ref(a, b, bias, a_zero_point, b_zero_point, multiplier, output_zero
 
 
 @nn_op("quantized_matmul", ["a", "b", "bias?"], {"a_zero_point": Int(0), "b_zero_point": Int(0), **REQUANT},
-       reference=_qmatmul_ref, family="quantized")
+       reference=_qmatmul_ref)
 def quantized_matmul(a, b, bias, a_zero_point, b_zero_point, multiplier, output_zero_point, output_min, output_max):
     """(a - a_zero_point) [M, K] times (b - b_zero_point)^T (b is [N, K]) + bias, int32, requantized."""
     dtype_in(a, ["uint8"], "a")
@@ -195,7 +194,7 @@ def _qavg_ref(x, window_dimensions, padding, strides, output_min, output_max):
 
 @nn_op("quantized_average_pool2d", ["input"],
        {"window_dimensions": Ints(), "padding": Ints([0, 0, 0, 0]), "strides": Ints([1, 1]),
-        "output_min": Int(0), "output_max": Int(255)}, reference=_qavg_ref, family="quantized")
+        "output_min": Int(0), "output_max": Int(255)}, reference=_qavg_ref)
 def quantized_average_pool2d(input, window_dimensions, padding, strides, output_min, output_max):
     """NHWC uint8 average over each window's non-padding elements: (sum + count / 2) / count in
     integers (Android's reference), clamped to [output_min, output_max]; same scale/zero point."""
@@ -223,7 +222,7 @@ def _qsoftmax_ref(x, scale):
     return np.clip(round_away(e / e.sum(-1, keepdims=True) * 256), 0, 255).astype(np.uint8)
 
 
-@nn_op("quantized_softmax", ["input"], {"scale": Float()}, reference=_qsoftmax_ref, family="quantized")
+@nn_op("quantized_softmax", ["input"], {"scale": Float()}, reference=_qsoftmax_ref)
 def quantized_softmax(input, scale):
     """Softmax over the last axis of exp(scale * (input - max)), quantized with scale 1/256 and
     zero point 0 (NNAPI's output type). Integer: a 2^16 fixed-point exp table and integer division."""

@@ -68,7 +68,7 @@ def _shape_rule(shape, data_type):
 
 @nn_op("random_uniform", [], {"shape": Ints(), "low": Float(0.0), "high": Float(1.0), "seed": Int(0),
                               "data_type": DType("float32", FLOAT_TYPES)},
-       reference=_uniform_ref, family="random")
+       reference=_uniform_ref)
 def random_uniform(shape, low, high, seed, data_type):
     """Uniform values in [low, high): low + u * (high - low), u = top 24 bits of the hash * 2^-24."""
     check(low <= high, f"low {low} must not exceed high {high}")
@@ -77,7 +77,7 @@ def random_uniform(shape, low, high, seed, data_type):
 
 @nn_op("random_normal", [], {"shape": Ints(), "mean": Float(0.0), "stddev": Float(1.0), "seed": Int(0),
                              "data_type": DType("float32", FLOAT_TYPES)},
-       reference=_normal_ref, family="random")
+       reference=_normal_ref)
 def random_normal(shape, mean, stddev, seed, data_type):
     """Normal values by Box-Muller: mean + stddev * sqrt(-2 ln(1 - u1)) * cos(2 pi u2), with u1, u2
     from counters 2i and 2i + 1 (computed in float32 on the device)."""

@@ -190,7 +190,7 @@ _NETWORK_ATTRS = {"steps": Int(), "hidden_size": Int(), "return_sequence": Bool(
 
 @nn_op("gru", ["input", "weight", "recurrent_weight", "bias?", "recurrent_bias?", "initial_hidden_state?"],
        {**_NETWORK_ATTRS, "reset_after": Bool(True), "layout": Str("zrn", GRU_LAYOUTS)},
-       reference=_gru_ref, family="recurrent")
+       reference=_gru_ref)
 def gru(input, weight, recurrent_weight, bias, recurrent_bias, initial_hidden_state, steps, hidden_size,
         reset_after, return_sequence, direction, layout, activations):
     """GRU over `steps`: [hidden [dirs, batch, h]] (+ sequence [steps, dirs, batch, h]).
@@ -207,7 +207,7 @@ def gru(input, weight, recurrent_weight, bias, recurrent_bias, initial_hidden_st
 
 @nn_op("gru_cell", ["input", "weight", "recurrent_weight", "hidden_state", "bias?", "recurrent_bias?"],
        {"hidden_size": Int(), "reset_after": Bool(True), "layout": Str("zrn", GRU_LAYOUTS),
-        "activations": Strs(None, ACTIVATIONS)}, reference=_gru_cell_ref, family="recurrent")
+        "activations": Strs(None, ACTIVATIONS)}, reference=_gru_cell_ref)
 def gru_cell(input, weight, recurrent_weight, hidden_state, bias, recurrent_bias, hidden_size, reset_after, layout,
              activations):
     """One GRU step: the new hidden state [batch, h]."""
@@ -220,7 +220,7 @@ def gru_cell(input, weight, recurrent_weight, hidden_state, bias, recurrent_bias
 
 @nn_op("lstm", ["input", "weight", "recurrent_weight", "bias?", "recurrent_bias?", "peephole_weight?",
                 "initial_hidden_state?", "initial_cell_state?"],
-       {**_NETWORK_ATTRS, "layout": Str("iofg", LSTM_LAYOUTS)}, reference=_lstm_ref, family="recurrent")
+       {**_NETWORK_ATTRS, "layout": Str("iofg", LSTM_LAYOUTS)}, reference=_lstm_ref)
 def lstm(input, weight, recurrent_weight, bias, recurrent_bias, peephole_weight, initial_hidden_state,
          initial_cell_state, steps, hidden_size, return_sequence, direction, layout, activations):
     """LSTM over `steps`: [hidden, cell [dirs, batch, h]] (+ sequence [steps, dirs, batch, h]).
@@ -240,7 +240,7 @@ def lstm(input, weight, recurrent_weight, bias, recurrent_bias, peephole_weight,
 @nn_op("lstm_cell", ["input", "weight", "recurrent_weight", "hidden_state", "cell_state", "bias?", "recurrent_bias?",
                      "peephole_weight?"],
        {"hidden_size": Int(), "layout": Str("iofg", LSTM_LAYOUTS), "activations": Strs(None, ACTIVATIONS)},
-       reference=_lstm_cell_ref, family="recurrent")
+       reference=_lstm_cell_ref)
 def lstm_cell(input, weight, recurrent_weight, hidden_state, cell_state, bias, recurrent_bias, peephole_weight,
               hidden_size, layout, activations):
     """One LSTM step: [new hidden state, new cell state], each [batch, h]."""

@@ -80,7 +80,7 @@ def _reduce_rule(allowed):
 
 for _name, (_allowed, _each, _over) in REDUCTIONS.items():
     nn_op(_name, ["input"], {"axes": Ints(None), "keep_dimensions": Bool(False)},
-          reference=_reduce_ref(_each, _over), family="reduction")(_reduce_rule(_allowed))
+          reference=_reduce_ref(_each, _over))(_reduce_rule(_allowed))
 
 
 def _arg_ref(fn):
@@ -103,5 +103,5 @@ def _arg_rule(input, axis, keep_dimensions, output_data_type):
 
 
 _ARG_ATTRS = {"axis": Int(), "keep_dimensions": Bool(False), "output_data_type": DType("int32", ("int32", "int64"))}
-nn_op("arg_max", ["input"], dict(_ARG_ATTRS), reference=_arg_ref(np.argmax), family="reduction")(_arg_rule)
-nn_op("arg_min", ["input"], dict(_ARG_ATTRS), reference=_arg_ref(np.argmin), family="reduction")(_arg_rule)
+nn_op("arg_max", ["input"], dict(_ARG_ATTRS), reference=_arg_ref(np.argmax))(_arg_rule)
+nn_op("arg_min", ["input"], dict(_ARG_ATTRS), reference=_arg_ref(np.argmin))(_arg_rule)

@@ -15,8 +15,7 @@ def _valid_shape(shape, what="output shape"):
     check(all(0 < d <= MAX_DIM for d in shape), f"{what} {list(shape)} has an invalid dimension")
 
 
-@nn_op("reshape", ["input"], {"new_shape": Ints()}, reference=lambda x, new_shape: x.reshape(new_shape),
-       family="shape")
+@nn_op("reshape", ["input"], {"new_shape": Ints()}, reference=lambda x, new_shape: x.reshape(new_shape))
 def reshape(input, new_shape):
     """Same elements, new shape (explicit dimensions; no 0 or -1 placeholders)."""
     _valid_shape(new_shape, "new_shape")
@@ -30,7 +29,7 @@ def _perm(rank, permutation):
 
 
 @nn_op("transpose", ["input"], {"permutation": Ints(None)},
-       reference=lambda x, permutation: np.transpose(x, _perm(x.ndim, permutation)), family="shape")
+       reference=lambda x, permutation: np.transpose(x, _perm(x.ndim, permutation)))
 def transpose(input, permutation):
     """Permute dimensions (default: reverse them)."""
     perm = _perm(input.rank, permutation)
@@ -40,7 +39,7 @@ def transpose(input, permutation):
 
 
 @nn_op("concat", ["inputs*"], {"axis": Int()},
-       reference=lambda xs, axis: np.concatenate(xs, axis=axis), family="shape")
+       reference=lambda xs, axis: np.concatenate(xs, axis=axis))
 def concat(inputs, axis):
     """Join tensors along `axis`; other dimensions must match."""
     check(len(inputs) > 0, "needs at least one input")
@@ -59,8 +58,7 @@ def concat(inputs, axis):
 
 
 @nn_op("slice", ["input"], {"starts": Ints(), "sizes": Ints()},
-       reference=lambda x, starts, sizes: x[tuple(slice(s, s + n) for s, n in zip(starts, sizes))].copy(),
-       family="shape")
+       reference=lambda x, starts, sizes: x[tuple(slice(s, s + n) for s, n in zip(starts, sizes))].copy())
 def slice_(input, starts, sizes):
     """The window starts[i] .. starts[i] + sizes[i] of each dimension."""
     check(len(starts) == input.rank and len(sizes) == input.rank,
@@ -75,7 +73,7 @@ def _split_ref(x, splits, axis):
     return np.split(x, np.cumsum(splits)[:-1], axis=axis)
 
 
-@nn_op("split", ["input"], {"splits": Ints(), "axis": Int(0)}, reference=_split_ref, family="shape")
+@nn_op("split", ["input"], {"splits": Ints(), "axis": Int(0)}, reference=_split_ref)
 def split(input, splits, axis):
     """Cut along `axis` into pieces of the given sizes (a list of results)."""
     check(0 <= axis < input.rank, f"axis {axis} out of range for rank {input.rank}")
@@ -120,7 +118,7 @@ def _pad_ref(x, beginning_padding, ending_padding, mode, value):
 
 @nn_op("pad", ["input"], {"beginning_padding": Ints(), "ending_padding": Ints(),
                           "mode": Str("constant", PAD_MODES), "value": Float(0.0)},
-       reference=_pad_ref, family="shape")
+       reference=_pad_ref)
 def pad(input, beginning_padding, ending_padding, mode, value):
     """Pad each dimension with `value` (cast to the input's dtype), its edge value, or a mirror
     image: reflection excludes the edge, symmetric repeats it. Mirror padding larger than the
@@ -136,7 +134,7 @@ def pad(input, beginning_padding, ending_padding, mode, value):
 
 
 @nn_op("expand", ["input"], {"new_shape": Ints()},
-       reference=lambda x, new_shape: np.broadcast_to(x, new_shape).copy(), family="shape")
+       reference=lambda x, new_shape: np.broadcast_to(x, new_shape).copy())
 def expand(input, new_shape):
     """Broadcast to `new_shape` (the input must be unidirectionally broadcastable to it)."""
     _valid_shape(new_shape, "new_shape")
@@ -155,7 +153,7 @@ def _gather_ref(x, indices, axis):
     return np.take(x, idx, axis=axis)
 
 
-@nn_op("gather", ["input", "indices"], {"axis": Int(0)}, reference=_gather_ref, family="shape")
+@nn_op("gather", ["input", "indices"], {"axis": Int(0)}, reference=_gather_ref)
 def gather(input, indices, axis):
     """input[..., indices, ...] along `axis`; negative indices count from the end, out-of-range
     indices are clamped (never read out of bounds)."""
@@ -172,7 +170,7 @@ def _tri_ref(x, upper, diagonal):
     return np.where(keep, x, np.zeros((), x.dtype))
 
 
-@nn_op("triangular", ["input"], {"upper": Bool(True), "diagonal": Int(0)}, reference=_tri_ref, family="shape")
+@nn_op("triangular", ["input"], {"upper": Bool(True), "diagonal": Int(0)}, reference=_tri_ref)
 def triangular(input, upper, diagonal):
     """Keep the upper (j - i >= diagonal) or lower (j - i <= diagonal) part of the last two dims."""
     check(input.rank >= 2, f"input must be of rank >= 2, got shape {list(input.shape)}")

@@ -1,18 +1,18 @@
 """Core ML (.mlmodel NeuralNetwork / Classifier / Regressor) -> `nn` modules.
 
 `load_model(source, shapes=None)`: source is a path, bytes, or a coremltools `Model_pb2.Model`.
-Each NeuralNetworkLayer kind has one converter in a `layers_*.py` module of this package (all of
-them are imported here). Layouts, shape mappings and model kinds: importers/coreml/model_kinds.py.
+Each NeuralNetworkLayer kind has one converter, registered in importers/coreml/ops/<family>.py.
+Layouts, shape mappings and model kinds: importers/coreml/model_kinds.py.
 coremltools is imported only here (an optional extra: pip install estuary[coreml]).
 """
-from estuary.importers import import_modules
 
 
 def load_model(source, shapes=None):
     """Import a Core ML model; `shapes` {input name: shape} fixes flexible input shapes."""
     from estuary.importers.coreml.converter import Converter
     from estuary.importers.coreml.loader import read_model
+    from estuary.importers.coreml.ops import OPS
 
     model, path = read_model(source)
-    import_modules(__name__, "layers_")
-    return Converter(model, path, shapes).convert()
+    OPS.load()
+    return Converter(model, path, shapes).build()

@@ -1,17 +1,19 @@
-"""The Core ML conversion context `Converter` (`c` in the layer converters of layers_*.py).
+"""The Core ML conversion context `Converter` (`c` in the layer converters of importers/coreml/ops/).
 
 It walks a NeuralNetwork's layers in order, keeping a blob name -> nn Value table, and offers the
-helpers the converters build with (see importers/coreml/registry.py for the converter contract).
+helpers the converters build with. A converter is `fn(c, layer)`, registered by the
+NeuralNetworkLayer oneof field name(s) it handles (`@OPS.op("convolution")`); `layer` is the
+protobuf message (its parameters: `params(layer)`), and it returns the nn Value(s) of
+`layer.output` in order (a single Value when there is one output).
 Layouts and model-kind decisions: importers/coreml/model_kinds.py and docs/coreml.md.
 """
 import numpy as np
 
-from estuary import dtypes
-from estuary.dialects.core import TensorSpec
-from estuary.dialects.graph import Graph, spec_of
-from estuary.errors import MALFORMED, ModelImportError, UnsupportedOpError, VerificationError, malformed, where
+from estuary.dialects.graph import Graph
+from estuary.errors import ModelImportError, UnsupportedOpError, VerificationError
+from estuary.importers.context import ConversionContext
 from estuary.importers.coreml import model_kinds, weights
-from estuary.importers.coreml.registry import LAYERS
+from estuary.importers.coreml.ops import OPS
 
 EXACT_ARRAY_MAPPING = 1
 RANK4_IMAGE_MAPPING = 1
@@ -50,40 +52,35 @@ def unsupported_layers(layers):
         elif kind == "custom":
             out.append((layer.name, "custom", f"custom layer class {layer.custom.className!r} has no "
                                               f"implementation outside the app that ships it"))
-        elif kind not in LAYERS:
+        elif kind not in OPS:
             out.append((layer.name, kind, "not supported"))
     return out
 
 
-class Converter:
+class Converter(ConversionContext):
     """Builds the nn module of one Core ML neural network model."""
 
     def __init__(self, model, path, shapes=None):
+        super().__init__(Graph(path, "coreml"), path)
         self.model = model
-        self.path = path
         self.shapes = shapes or {}
         self.spec_version = int(model.specificationVersion)
         self.kind, self.network = model_kinds.network(model)
         self.nd = self.network.arrayInputShapeMapping == EXACT_ARRAY_MAPPING
         self.rank4_images = self.network.imageInputShapeMapping == RANK4_IMAGE_MAPPING
-        self.graph = Graph(path, "coreml")
         self.blobs = {}
         self.layer = None
         self.extra_signature = {}
 
     # ------------------------------------------------------------ diagnostics
 
-    def _where(self):
+    def error_prefix(self):
+        return f"{self.path}: layer {self.label!r} ({self.op_type})"
+
+    def located(self, err):
         if self.layer is None:
-            return str(self.path)
-        return where(self.path, self.layer.name, layer_kind(self.layer))
-
-    def fail(self, message):
-        raise VerificationError(f"{self._where()}: {message}")
-
-    def check(self, cond, message):
-        if not cond:
-            self.fail(message)
+            return err
+        return VerificationError(f"{err} (while converting Core ML layer {self.label!r} ({self.op_type}))")
 
     # ------------------------------------------------------------ helpers for converters
 
@@ -102,63 +99,29 @@ class Converter:
     def inputs(self, layer):
         return [self.blob(n) for n in layer.input]
 
-    def spec(self, value):
-        return spec_of(value)
-
-    def op(self, nn_name, operands, **attrs):
-        """Append nn.<nn_name> named after the current layer; None attributes are omitted."""
-        name = self.layer.name if self.layer is not None else None
-        try:
-            return self.graph.op(nn_name, list(operands), {k: v for k, v in attrs.items() if v is not None},
-                                 name=name)
-        except VerificationError as e:
-            if self.layer is not None:
-                raise VerificationError(f"{e} (while converting Core ML layer {self.layer.name!r} "
-                                        f"({layer_kind(self.layer)}))") from None
-            raise
-
-    def const(self, array, dtype=None):
-        array = np.asarray(array)
-        if dtype is None:
-            kind = array.dtype.kind
-            dtype = "float32" if kind == "f" else "uint8" if kind == "b" else \
-                dtypes.from_numpy(array.dtype) if array.dtype in (np.int64, np.int8, np.uint8) else "int32"
-        spec = TensorSpec(array.shape, dtype)
-        name = self.layer.name if self.layer is not None else None
-        return self.graph.constant(array.astype(dtypes.to_numpy(dtype)), spec, name=name)
-
     def weights(self, weight_params, shape, what="weights", axis=0):
         """float32 array of WeightParams with `shape`, dequantized (per-channel along `axis`)."""
         return weights.dequantize(weight_params, shape, self.fail, what, axis)
-
-    def reshape(self, value, shape):
-        shape = [int(d) for d in shape]
-        if list(self.spec(value).shape) == shape:
-            return value
-        return self.op("reshape", [value], new_shape=shape)
 
     # ------------------------------------------------------------ conversion
 
     def convert_layers(self, layers):
         """Convert layers in order in the current blob scope."""
-        outer = self.layer
+        outer = self.layer, self.label, self.op_type
         try:
             for layer in layers:
                 self.layer = layer
                 kind = layer_kind(layer)
-                if kind not in LAYERS:
+                if kind not in OPS:
                     raise UnsupportedOpError(self.path, unsupported_layers([layer]))
-                try:
-                    result = LAYERS[kind](self, layer)
-                except MALFORMED as e:
-                    raise malformed(f"{self.path}: layer {layer.name!r} ({kind})", e) from e
+                result = self.convert(layer.name, kind, OPS[kind].fn, layer)
                 results = list(result) if isinstance(result, (list, tuple)) else [result]
                 self.check(len(results) == len(layer.output),
                            f"the converter produced {len(results)} value(s) for {len(layer.output)} output(s)")
                 for name, value in zip(layer.output, results):
                     self.set_blob(name, value)
         finally:
-            self.layer = outer
+            self.layer, self.label, self.op_type = outer
 
     def declare_inputs(self):
         descr = self.model.description
@@ -191,7 +154,8 @@ class Converter:
             return self.reshape(value, shape[2:])
         return value
 
-    def convert(self):
+    def build(self):
+        """The nn module of the whole model."""
         bad = unsupported_layers(self.network.layers)
         if bad:
             raise UnsupportedOpError(self.path, bad)

@@ -2,10 +2,9 @@
 
     load_model(source, shapes=None)
 
-Converters live in importers/nnef/ops_*.py (each module registers its operations in
-registry.OPS; all of them are imported here). See docs/nnef.md for decisions.
+Converters live in importers/nnef/ops/<family>.py (each module registers its operations in
+importers/nnef/ops.OPS; all of them are imported here). See docs/nnef.md for decisions.
 """
-from estuary.importers import import_modules
 
 
 def load_model(source, shapes=None):
@@ -14,14 +13,15 @@ def load_model(source, shapes=None):
     from estuary.importers.nnef.container import ModelFiles
     from estuary.importers.nnef.converter import Converter
     from estuary.importers.nnef.loader import infer_shapes, parse
+    from estuary.importers.nnef.ops import OPS
 
-    import_modules(__name__, "ops_")
+    OPS.load()
     files = ModelFiles(source)
     try:
         text = files.graph_text()
         quant_text = files.quant_text()
         graph = infer_shapes(files, parse(files, text, quant_text), shapes, text)
-        return Converter(graph, files, text).convert()
+        return Converter(graph, files, text).build()
     finally:
         files.close()
 

@@ -1,19 +1,22 @@
 """The NNEF conversion context: walks the parsed graph's operations in order and maps each onto nn ops.
 
-Converters (registered in importers/nnef/registry.py) receive this context as `c`. NNEF types map
+A converter is `fn(c, inv)`, registered by operation name in importers/nnef/ops/<family>.py: `c` is
+this context, `inv` the `nnef` parser's operation record (`inv.name`, `inv.attribs`, `inv.inputs`,
+`inv.outputs`, `inv.dtype`); it returns the nn Value(s) of the invocation's results in order (a
+list for array results). NNEF types map
 to nn types as scalar -> float32, integer -> int32, logical -> uint8 (0/1). NNEF broadcasting aligns
 shapes at the *leading* axes (missing trailing axes are singletons, §4.2.2), so `c.align` pads the
 lower-rank operand with trailing 1s before an nn (numpy-style) broadcasting op.
 """
-import re
-
 import numpy as np
 
 from estuary.dialects.core import TensorSpec
-from estuary.dialects.graph import Graph, spec_of
-from estuary.errors import MALFORMED, VerificationError, where
+from estuary.dialects.graph import Graph
+from estuary.errors import VerificationError, where
+from estuary.importers.context import ConversionContext
 from estuary.importers.nnef import quant
-from estuary.importers.nnef.registry import OPS
+from estuary.importers.nnef.loader import find_line
+from estuary.importers.nnef.ops import OPS
 
 DTYPES = {"scalar": "float32", "integer": "int32", "logical": "uint8"}
 NUMPY = {"scalar": np.float32, "integer": np.int32, "logical": np.uint8}
@@ -25,33 +28,34 @@ def is_identifier(arg):
     return isinstance(arg, nnef.Identifier)
 
 
-class Converter:
+class Converter(ConversionContext):
     """Builds the nn module of one parsed (and shape-inferred) NNEF graph."""
 
     def __init__(self, parsed, files, text):
+        super().__init__(Graph(files.graph_path, "nnef"), files.graph_path)
         self.parsed = parsed
         self.files = files
-        self.path = files.graph_path
         self.text = text
-        self.graph = Graph(self.path, "nnef")
         self.values = {}  # tensor identifier -> nn Value
         self.inv = None
-        self.label = None
 
     # ------------------------------------------------------------ diagnostics
 
     def line_of(self, name):
         return find_line(self.text, name)
 
-    def fail(self, message):
+    def where(self):
         line = self.line_of(self.label)
         source = f"{self.path}:{line}" if line else self.path
         op_type = self.inv.name if self.inv is not None else None
-        raise VerificationError(f"{where(source, self.label, op_type)}: {message}")
+        return where(source, self.label, op_type)
 
-    def check(self, cond, message):
-        if not cond:
-            self.fail(message)
+    def located(self, err):
+        line = self.line_of(self.label)
+        text = str(err).replace(self.path, f"{self.path}:{line}", 1) if line else str(err)
+        if self.inv is not None:
+            text += f" (while converting NNEF {self.inv.name})"
+        return VerificationError(text)
 
     # ------------------------------------------------------------ helpers for converters
 
@@ -65,10 +69,7 @@ class Converter:
         if isinstance(arg, (list, tuple)) and any(is_identifier(a) for a in _flatten(arg)):
             self.fail(f"expected a single tensor, got a list of tensors {arg!r}")
         array = np.asarray(arg)
-        if dtype is None:
-            kind = array.dtype.kind
-            dtype = "uint8" if kind == "b" else "int32" if kind in "iu" else "float32"
-        return self.const(array, dtype)
+        return self.const(array, dtype or ("int32" if array.dtype.kind in "iu" else None))
 
     def tensors(self, list_arg):
         """nn Values of an array argument (list of identifiers and/or literals)."""
@@ -84,35 +85,6 @@ class Converter:
             shape = self.parsed.tensors[arg].shape
             return list(shape) if shape is not None else list(self.spec(self.values[arg]).shape)
         return list(np.shape(arg))
-
-    def spec(self, value):
-        return spec_of(value)
-
-    def op(self, nn_name, operands, **attrs):
-        """Append nn.<nn_name> named after the current NNEF result; None attributes are omitted."""
-        try:
-            return self.graph.op(nn_name, list(operands), {k: v for k, v in attrs.items() if v is not None},
-                                 name=self.label)
-        except VerificationError as e:
-            line = self.line_of(self.label)
-            text = str(e).replace(self.path, f"{self.path}:{line}", 1) if line else str(e)
-            if self.inv is not None:
-                text += f" (while converting NNEF {self.inv.name})"
-            raise VerificationError(text) from None
-
-    def const(self, array, dtype=None):
-        array = np.asarray(array)
-        spec = TensorSpec(array.shape, dtype or ("float32" if array.dtype.kind == "f" else
-                                                 "uint8" if array.dtype.kind == "b" else "int32"))
-        from estuary import dtypes
-
-        return self.graph.constant(array.astype(dtypes.to_numpy(spec.dtype)), spec, name=self.label)
-
-    def reshape(self, value, shape):
-        shape = [int(d) for d in shape]
-        if list(self.spec(value).shape) == shape:
-            return value
-        return self.op("reshape", [value], new_shape=shape)
 
     def align(self, *values):
         """Pad ranks with trailing singleton axes so that NNEF broadcasting becomes numpy broadcasting."""
@@ -134,7 +106,8 @@ class Converter:
                 raise VerificationError(f"{self.path}: input {name!r} has unsupported type {t.dtype!r}")
             self.values[name] = self.graph.input(str(name), TensorSpec(t.shape, DTYPES[t.dtype]))
 
-    def convert(self):
+    def build(self):
+        """The nn module of the whole model."""
         self.declare_inputs()
         self.run(self.parsed.operations)
         outputs = []
@@ -149,7 +122,7 @@ class Converter:
         tensor) into the same nn function, its tensors named by `values` {identifier: Value}."""
         sub = Converter.__new__(Converter)
         sub.__dict__.update(self.__dict__)
-        sub.parsed, sub.values, sub.inv, sub.label, sub.text = parsed, dict(values), None, None, None
+        sub.parsed, sub.values, sub.inv, sub.label, sub.op_type, sub.text = parsed, dict(values), None, None, None, None
         return sub
 
     def run(self, operations):
@@ -158,10 +131,7 @@ class Converter:
             self.inv = inv
             results = list(inv.outputs.values())
             self.label = str(_flatten(results)[0]) if _flatten(results) else inv.name
-            try:
-                produced = OPS[inv.name](self, inv)
-            except MALFORMED as e:
-                self.fail(f"cannot convert this invocation ({type(e).__name__}: {e})")
+            produced = self.convert(self.label, inv.name, OPS[inv.name].fn, inv)
             produced = _as_results(results, produced)
             self.check(len(produced) == len(results),
                        f"converter produced {len(produced)} results, the operation has {len(results)}")
@@ -188,18 +158,6 @@ class Converter:
             self.label = str(ident)
             value = quant.apply(self, value, t.quantization)
         self.values[ident] = value
-
-
-def find_line(text, name):
-    """1-based line of the statement assigning tensor `name` in graph.nnef text, or None."""
-    if not name or not text:
-        return None
-    pattern = re.compile(r"(^|[\[,\s])" + re.escape(str(name)) + r"\s*([,\]]|=(?!=))")
-    for i, line in enumerate(text.splitlines(), 1):
-        body = line.split("#", 1)[0]
-        if "=" in body and pattern.search(body.split("=", 1)[0] + "="):
-            return i
-    return None
 
 
 def _flatten(x):

@@ -9,7 +9,7 @@ import math
 import re
 
 from estuary.errors import ModelImportError, UnsupportedOpError
-from estuary.importers.nnef.registry import OPS
+from estuary.importers.nnef.ops import OPS
 
 MAX_ELEMENTS = 1 << 31
 _POSITION = re.compile(r"^(?:Parse|Semantic|Syntax)? ?[Ee]rror in '([^']*)' \[(\d+):(\d+)\]\s*:?\s*(.*)$", re.S)
@@ -126,6 +126,18 @@ def parse(files, text, quant_text):
     return graph
 
 
+def find_line(text, name):
+    """1-based line of the statement assigning tensor `name` in graph.nnef text, or None."""
+    if not name or not text:
+        return None
+    pattern = re.compile(r"(^|[\[,\s])" + re.escape(str(name)) + r"\s*([,\]]|=(?!=))")
+    for i, line in enumerate(text.splitlines(), 1):
+        body = line.split("#", 1)[0]
+        if "=" in body and pattern.search(body.split("=", 1)[0] + "="):
+            return i
+    return None
+
+
 def fragment_prefix(text):
     """The document up to its graph definition (version, extensions, fragment definitions)."""
     code = re.sub(r"#[^\n]*", "", text)
@@ -177,8 +189,6 @@ def check_shapes(files, shapes, graph):
 
 def infer_shapes(files, graph, shapes, text=None):
     import nnef
-
-    from estuary.importers.nnef.converter import find_line
 
     overrides = check_shapes(files, shapes, graph)
     try:

@@ -13,7 +13,7 @@ algorithm must be a fragment the document defines; its body is applied (expanded
 import numpy as np
 
 from estuary.errors import EstuaryError, VerificationError
-
+from estuary.importers.nnef.loader import fragment_prefix, parse_text
 
 
 def _param(c, q, key):
@@ -94,8 +94,6 @@ def _by_fragment(c, value, name, params):
     """Any other algorithm is a fragment the document defines (the parser accepted graph.quant, so
     it exists): apply it to this one tensor by parsing a one-invocation graph with the document's
     fragment definitions, expanding it like the main graph, and converting it in place."""
-    from estuary.importers.nnef.loader import fragment_prefix, parse_text
-
     args = "".join(f", {k} = {_literal(c, name, v)}" for k, v in params.items())
     shape = list(c.spec(value).shape)
     text = (fragment_prefix(c.text) + f"graph Q( x ) -> ( y )\n{{\n    x = external<scalar>(shape = {shape});\n"

@@ -17,9 +17,11 @@ import estuary.dialects  # noqa: F401
 from estuary import dtypes
 from estuary.dialects.core import TensorSpec
 from estuary.dialects.graph import Graph
-from estuary.errors import MALFORMED, EstuaryError, ModelImportError, VerificationError, malformed, where
-from estuary.importers.webnn import ops  # noqa: F401  (registers the mappings)
-from estuary.importers.webnn.registry import OPS, OpContext, options_of
+from estuary.errors import EstuaryError, ModelImportError, VerificationError, where
+from estuary.importers.webnn.converter import OpContext, options_of
+from estuary.importers.webnn.ops import OPS
+
+OPS.load()  # the Python MLGraphBuilder (estuary.webnn) offers every registered method
 
 MAX_ELEMENTS = 1 << 31  # refuse absurd declared shapes before allocating anything
 
@@ -198,10 +200,7 @@ class GraphLoader:
             raise EstuaryError(f"{where(self.path, label, name)}: unsupported WebNN operation "
                                f"(operator #{index})")
         c = OpContext(self.graph, name, label)
-        try:
-            self._apply(c, spec, op, outputs)
-        except MALFORMED as e:
-            raise malformed(where(self.path, label, name), e) from e
+        c.convert(label, name, lambda c: self._apply(c, spec, op, outputs))
 
     def _apply(self, c, spec, op, outputs):
         name, label = spec.name, c.label

@@ -114,3 +114,13 @@ func.func @rest(%a: tensor<4xf32>) -> tensor<4xf32> {
   %6 = "nn.linear"(%5) {alpha = 2.0 : f64, beta = 1.0 : f64} : (tensor<4xf32>) -> tensor<4xf32>
   return %6 : tensor<4xf32>
 }
+
+// -----
+
+// On the CPU (the default target) softplus keeps math.log1p (gpu.mlir: the GPU form).
+// CHECK-LABEL: func.func @softplus_cpu
+// CHECK: math.log1p
+func.func @softplus_cpu(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = "nn.softplus"(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

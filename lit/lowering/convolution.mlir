@@ -140,3 +140,16 @@ func.func @pointwise_batch(%x: tensor<2x6x6x8xf32>) -> tensor<2x6x6x4xf32> {
   %0 = "nn.conv2d"(%x, %c) {input_layout = "nhwc", operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<2x6x6x8xf32>, tensor<4x8x1x1xf32>) -> tensor<2x6x6x4xf32>
   return %0 : tensor<2x6x6x4xf32>
 }
+
+// -----
+
+// Without `winograd` (other targets, optimizations off, `--disable-pass cpu-winograd`) a 3x3
+// convolution stays TOSA's (winograd.mlir: the Winograd form).
+// CHECK-LABEL: func.func @no_winograd
+// CHECK: tosa.conv2d
+// CHECK-NOT: tosa.matmul
+func.func @no_winograd(%x: tensor<1x16x16x16xf32>) -> tensor<1x16x16x32xf32> {
+  %w = "nn.constant"() {value = dense<0.5> : tensor<32x16x3x3xf32>} : () -> tensor<32x16x3x3xf32>
+  %0 = "nn.conv2d"(%x, %w) {padding = array<i64: 1, 1, 1, 1>, input_layout = "nhwc", operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<1x16x16x16xf32>, tensor<32x16x3x3xf32>) -> tensor<1x16x16x32xf32>
+  return %0 : tensor<1x16x16x32xf32>
+}

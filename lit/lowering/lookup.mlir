@@ -2,9 +2,9 @@
 
 // Sparse LSH without weights: a reduction generic hashes (seed ++ row) with i64 arith (the
 // 4 + 3 * 4 = 16-byte key takes Fingerprint64's 8..16-byte branch) and sums the signed hashes in
-// f64 (the module is marked so that IREE keeps f64); a second generic packs the bits, the first one
+// f64 (the pass returns keep-f64, so that IREE keeps f64); a second generic packs the bits, the first one
 // most significant.
-// CHECK: module attributes {estuary.keep_f64}
+// CHECK: // lower-nn-to-tosa: keep-f64=True
 // CHECK-LABEL: func.func @sparse
 // CHECK: linalg.generic
 // CHECK-SAME: iterator_types = ["parallel", "parallel", "reduction"]

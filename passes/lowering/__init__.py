@@ -1,25 +1,40 @@
 """Lowering `nn` ops to TOSA (+ linalg/tensor/arith/math): one small rule per op.
 
-A rule is registered with `@lower("conv2d")` and receives a `Node`: the op's lowered operand
-values grouped as declared (`n.inputs`), their specs (`n.in_specs`), the result specs
-(`n.out_specs`), the attributes (`n.attrs`) and the typed view (`n.op`). It builds the
+A rule is registered with `@lower("conv2d")` and receives a `RuleContext`: the op's lowered
+operand values grouped as declared (`n.inputs`), their specs (`n.in_specs`), the result specs
+(`n.out_specs`), the attributes (`n.attrs`), the typed view (`n.op`), the compile options
+(`n.options`: target, CPU lanes, Winograd, ...) and the lowering run it belongs to (`n.run`: a
+cache shared by the rules of one run, and side results for the compiler). It builds the
 replacement at the current insertion point and returns one Value or a list of Values.
-Rules live in family modules (elementwise, convolution, pooling, ...), imported below.
+Rules live in family modules (elementwise, convolution, pooling, ...), one per family of
+`estuary.dialects.ops.FAMILIES`.
 """
-from dataclasses import dataclass
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
 
 from iree.compiler import ir
 
+from estuary.backends import CompileOptions
 from estuary.dialects import core, graph
+from estuary.dialects.builder import Builder
 from estuary.dialects.core import TensorSpec
-from estuary.errors import LoweringError, where
+from estuary.errors import LoweringError, VerificationError, where
 from estuary.passes.lowering.common import storage
 
-RULES = {}
-DECOMPOSITIONS = {}
-# values a lowering run shares between rules (matvec.unit_products' weight layouts), emptied at
-# the start and end of each `lower_module`
-SHARED = {}
+RULES: dict[str, Any] = {}
+DECOMPOSITIONS: dict[str, Any] = {}
+
+
+@dataclass
+class LoweringRun:
+    """One `lower_module` call: `cache` holds values its rules share (matvec.unit_products' weight
+    layouts, built once per function); `results` are side results the compiler reads back
+    (`keep_f64`: a rule needs real float64 arithmetic)."""
+
+    cache: dict[Any, Any] = field(default_factory=dict)
+    results: dict[str, Any] = field(default_factory=dict)
 
 
 def lower(*names):
@@ -49,8 +64,10 @@ def decompose(*names):
     return wrap
 
 
-class Decomposer:
-    """What a decomposition builds with: `d.op(name, operands, **attrs)`, `d.const(array, dtype)`."""
+class Decomposer(Builder):
+    """What a decomposition builds with (`d.op(name, operands, **attrs)`, `d.const(array, dtype)`,
+    `d.spec`, `d.reshape`): ops created in place of the compound op, with its operands grouped as
+    declared (`d.inputs`), its attributes (`d.attrs`) and result specs (`d.out_specs`)."""
 
     def __init__(self, op, opdef):
         self.opdef = opdef
@@ -58,24 +75,18 @@ class Decomposer:
         self.attrs = graph.op_attrs(opdef, op)
         self.out_specs = [TensorSpec.of_type(r.type) for r in op.results]
 
-    def op(self, name, operands, **attrs):
-        return graph.create_op(name, operands, {k: v for k, v in attrs.items() if v is not None})
+    def create(self, nn_name, operands, attrs):
+        return graph.create_op(nn_name, operands, attrs)
 
-    def const(self, array, dtype):
-        import numpy as np
-
-        array = np.asarray(array)
-        spec = TensorSpec(array.shape, dtype)
+    def constant(self, array, spec, name):
         return graph.create_op("constant", [], {"value": graph.constant_attr(array, spec)})
-
-    def spec(self, value):
-        return TensorSpec.of_type(value.type)
 
 
 def decompose_module(module, source="<memory>"):
     """Rewrite compound nn ops into simpler nn ops until none is left."""
-    from estuary.passes.lowering import families  # noqa: F401
+    from estuary.passes.lowering import families
 
+    families.load()
     while True:
         ops = [o for o in nn_ops(module.operation) if o.name[3:] in DECOMPOSITIONS]
         if not ops:
@@ -85,7 +96,7 @@ def decompose_module(module, source="<memory>"):
             with ir.InsertionPoint(o), o.location:
                 try:
                     result = DECOMPOSITIONS[opdef.name](Decomposer(o, opdef))
-                except core.VerifyError as e:
+                except VerificationError as e:
                     raise LoweringError(f"{where(source, graph.loc_name(o), o.name)}: {e}") from None
             results = result if isinstance(result, (list, tuple)) else [result]
             for old, new in zip(o.results, results):
@@ -94,16 +105,20 @@ def decompose_module(module, source="<memory>"):
 
 
 @dataclass
-class Node:
-    op: object  # typed view of the nn op
+class RuleContext:
+    """What a lowering rule gets for one nn op."""
+
+    op: Any  # typed view of the nn op
     name: str  # op short name
-    inputs: list  # lowered operand Values, grouped as declared
-    in_specs: list  # nn-level TensorSpecs, grouped the same way
-    out_specs: list  # nn-level result TensorSpecs
-    attrs: dict
+    inputs: list[Any]  # lowered operand Values, grouped as declared
+    in_specs: list[Any]  # nn-level TensorSpecs, grouped the same way
+    out_specs: list[TensorSpec]  # nn-level result TensorSpecs
+    attrs: dict[str, Any]
+    options: CompileOptions
+    run: LoweringRun
 
     @property
-    def out(self):
+    def out(self) -> TensorSpec:
         """The single result spec."""
         return self.out_specs[0]
 
@@ -148,19 +163,23 @@ def describe(ops):
     return "; ".join(where(None, graph.loc_name(o), o.name) for o in ops)
 
 
-def lower_module(module, source="<memory>"):
-    """Replace every nn op of `module` (an ir.Module) by TOSA/linalg; LoweringError if any stays."""
-    from estuary.passes.lowering import families  # noqa: F401  (registers the rules)
+def lower_module(module: ir.Module, source: str = "<memory>",
+                 options: CompileOptions | None = None) -> dict[str, Any]:
+    """Replace every nn op of `module` by TOSA/linalg for `options` (default: the CPU forms with
+    no CPU-specific layouts); LoweringError if any stays. Returns the run's side results."""
+    from estuary.passes.lowering import families, winograd
 
+    families.load()
+    options = options or CompileOptions()
     decompose_module(module, source)
-    SHARED.clear()
-    try:
-        _lower_ops(module, source)
-    finally:
-        SHARED.clear()
+    run = LoweringRun()
+    _lower_ops(module, source, options, run)
+    if options.winograd:
+        run.results["winograd"] = winograd.count(module)
+    return run.results
 
 
-def _lower_ops(module, source):
+def _lower_ops(module, source, options, run):
     ops = nn_ops(module.operation)
     missing = [o for o in ops if o.name[3:] not in RULES]
     if missing:
@@ -174,12 +193,12 @@ def _lower_ops(module, source):
         if f.operation.name == "func.func":
             _retype_signature(f.operation)
     for o, opdef, in_specs, out_specs in plans:
-        node = Node(o.opview, opdef.name, graph.operand_groups(opdef, o), in_specs, out_specs,
-                    graph.op_attrs(opdef, o))
+        node = RuleContext(o.opview, opdef.name, graph.operand_groups(opdef, o), in_specs, out_specs,
+                           graph.op_attrs(opdef, o), options, run)
         with ir.InsertionPoint(o), o.location:
             try:
                 result = RULES[opdef.name](node)
-            except core.VerifyError as e:
+            except VerificationError as e:
                 raise LoweringError(f"{where(source, graph.loc_name(o), o.name)}: {e}") from None
         results = result if isinstance(result, (list, tuple)) else [result]
         if len(results) != len(o.results):

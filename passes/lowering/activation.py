@@ -158,7 +158,7 @@ def lower_hard_swish(n):
 @lower("softplus")
 def lower_softplus(n):
     def body(x):  # max(x, 0) + log1p(exp(-|x|)): no overflow for large |x|
-        t = C.log1p(mathd.exp(arith.negf(mathd.absf(x))))
+        t = C.log1p(mathd.exp(arith.negf(mathd.absf(x))), n.options.gpu)
         return arith.addf(arith.maximumf(x, _k(x, 0.0)), t)
     return _generic(n, body)
 

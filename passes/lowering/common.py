@@ -249,35 +249,13 @@ def enclosing_module(op):
     return enclosing(op.operation.parent, "builtin.module")
 
 
-TARGET_ATTR = "estuary.target"  # module attribute: the IREE target compile_nn lowers for
-CPU_LANES_ATTR = "estuary.cpu_lanes"  # module attribute: float32 vector lanes of the llvm-cpu target, when known
-
-
-def for_gpu(op):
-    """True when the module holding `op` is being compiled for a GPU target (not llvm-cpu); a module
-    lowered without a target (`estuary import`, lit tests) gets the CPU forms."""
-    module = enclosing_module(op)
-    if module is None or TARGET_ATTR not in module.attributes:
-        return False
-    return ir.StringAttr(module.attributes[TARGET_ATTR]).value != "llvm-cpu"
-
-
-def cpu_lanes():
-    """The float32 vector lanes of the llvm-cpu target the module being built at the insertion
-    point is lowered for (8: AVX2, 16: AVX-512), else None."""
-    module = enclosing_module(ir.InsertionPoint.current.block.owner)
-    if module is None or CPU_LANES_ATTR not in module.attributes:
-        return None
-    return ir.IntegerAttr(module.attributes[CPU_LANES_ATTR]).value
-
-
-def log1p(x):
-    """log(1 + x) of a float scalar inside a generic body: math.log1p, except on GPU targets, where
+def log1p(x, gpu):
+    """log(1 + x) of a float scalar inside a generic body: math.log1p, except on GPU targets (`gpu`), where
     IREE's SPIR-V code computes log(1 + x) as written (softplus(-12) came out 1 % off on Vulkan),
     and where the driver may fold (1 + x) - 1 back to x, so the usual log(u) * x / (u - 1) fix
     does nothing (measured on lavapipe). There: for |x| < 1/4, 2 atanh(s) = 2 (s + s^3/3 + ...)
     with s = x / (2 + x), |s| < 1/7, to s^13 (truncation below 1e-12 relative); else log(1 + x)."""
-    if not for_gpu(ir.InsertionPoint.current.block.owner):
+    if not gpu:
         return mathd.log1p(x)
     s = arith.divf(x, arith.addf(x, scalar_const(x.type, 2.0)))
     s2 = arith.mulf(s, s)

@@ -52,19 +52,19 @@ def drop_end_rows(y, extra_h, extra_w):
 
 
 def _conv_nhwc(x, w_oihw, bias, pad, strides, dilations, dtype, depthwise_mult=None, fast3x3=False,
-               transposed=False, padded=False):
+               transposed=False, padded=False, lanes=None):
     """One TOSA convolution; x NHWC, w OIHW (or [C*M, 1, KH, KW] for depthwise). `fast3x3`:
     eligible 3x3 convolutions with constant weights take the Winograd form (winograd.py);
     `transposed`: the result is transposed later (`_transposed_later`); `padded`: padded later
-    (`_padded_later`)."""
+    (`_padded_later`); `lanes`: the CPU target's float32 vector lanes, if known."""
     w_cf = None if depthwise_mult is not None else pointwise.weights(x, w_oihw, pad, dilations, strides)
     if w_cf is not None:
-        return pointwise.conv1x1(x, w_cf, bias, strides, blocked=not transposed, padded=padded)
+        return pointwise.conv1x1(x, w_cf, bias, strides, blocked=not transposed, padded=padded, lanes=lanes)
     if fast3x3 and depthwise_mult is None:
         w_const = pointwise.constant_array(w_oihw) if winograd.applies(x, w_oihw, pad, strides, dilations) else None
         if w_const is not None:
             return winograd.conv3x3(x, w_const, bias, pad)
-    w_const = im2col.weights(x, w_oihw, strides, dilations) if depthwise_mult is None else None
+    w_const = im2col.weights(x, w_oihw, strides, dilations, lanes) if depthwise_mult is None else None
     y = im2col.conv(x, w_const, bias, pad, strides, dilations) if w_const is not None else None
     if y is not None:
         return y
@@ -88,7 +88,7 @@ def _conv_nhwc(x, w_oihw, bias, pad, strides, dilations, dtype, depthwise_mult=N
         # IREE 3.13 (with im2col) fails to compile batched depthwise convolutions (an ill-typed
         # linalg.batch_matvec): one convolution per image
         return C.concat([_conv_nhwc(C.slice_(x, [b, 0, 0, 0], [1, h, wd, c]), w_oihw, bias, pad, strides,
-                                    dilations, dtype, depthwise_mult) for b in range(n)], 0)
+                                    dilations, dtype, depthwise_mult, lanes=lanes) for b in range(n)], 0)
     if depthwise_mult is not None:
         weight = C.transpose(C.reshape(w_oihw, [c, depthwise_mult, kh, kw]), [2, 3, 0, 1])
         y = tosa.depthwise_conv2d(out_t, x, weight, bias, zp, C.zero_point(dtype), **attrs)
@@ -99,16 +99,16 @@ def _conv_nhwc(x, w_oihw, bias, pad, strides, dilations, dtype, depthwise_mult=N
 
 
 def grouped_conv_nhwc(x, w_oihw, bias, groups, pad, strides, dilations, dtype, fast3x3=False, transposed=False,
-                      padded=False):
+                      padded=False, lanes=None):
     """NHWC convolution with `groups` (plain, depthwise, or one convolution per group)."""
     c = C.shape_of(x)[3]
     o, i = C.shape_of(w_oihw)[:2]
     bias = _bias_or_zero(bias, o, dtype)
     if groups == 1:
         return _conv_nhwc(x, w_oihw, bias, pad, strides, dilations, dtype, fast3x3=fast3x3, transposed=transposed,
-                          padded=padded)
+                          padded=padded, lanes=lanes)
     if i == 1 and groups == c:
-        return _conv_nhwc(x, w_oihw, bias, pad, strides, dilations, dtype, depthwise_mult=o // c)
+        return _conv_nhwc(x, w_oihw, bias, pad, strides, dilations, dtype, depthwise_mult=o // c, lanes=lanes)
     og = o // groups
     n, h, wd, _ = C.shape_of(x)
     kh, kw = C.shape_of(w_oihw)[2:]
@@ -117,7 +117,7 @@ def grouped_conv_nhwc(x, w_oihw, bias, groups, pad, strides, dilations, dtype, f
         xg = C.slice_(x, [0, 0, 0, g * i], [n, h, wd, i])
         wg = C.slice_(w_oihw, [g * og, 0, 0, 0], [og, i, kh, kw])
         bg = C.slice_(bias, [g * og], [og])
-        outs.append(_conv_nhwc(xg, wg, bg, pad, strides, dilations, dtype))
+        outs.append(_conv_nhwc(xg, wg, bg, pad, strides, dilations, dtype, lanes=lanes))
     return C.concat(outs, 3)
 
 
@@ -152,7 +152,8 @@ def _consumer(op, depth=4):
 def _transposed_later(op):
     """True when `op`'s result reaches an nn.transpose through single-use element-wise ops (an
     NCHW model output): IREE fuses that transpose into the Winograd output pass, whose writes
-    then go across the channels (56x56x64: 43 -> 693 us), so such a convolution stays direct."""
+    then go across the channels and it gets many times slower, so such a convolution stays
+    direct (docs/performance.md)."""
     consumer = _consumer(op)
     return consumer is not None and consumer.name == "nn.transpose"
 
@@ -168,7 +169,7 @@ def _padded_later(op):
 def _fast3x3(n, transposed):
     """Whether the float32 convolution of node `n`, its result `transposed` later or not, may
     take the Winograd form (see winograd.py)."""
-    return n.out.dtype == "float32" and winograd.enabled(n.op) and not transposed
+    return n.out.dtype == "float32" and n.options.winograd and not transposed
 
 
 @lower("conv2d")
@@ -181,7 +182,7 @@ def lower_conv2d(n):
     y = grouped_conv_nhwc(x, w, bias, a["groups"], a["padding"], a["strides"], a["dilations"], "float32"
                           if n.out.dtype == "float16" else n.out.dtype,
                           fast3x3=_fast3x3(n, transposed), transposed=transposed,
-                          padded=_padded_later(n.op.operation))
+                          padded=_padded_later(n.op.operation), lanes=n.options.cpu_lanes)
     return _from_nhwc(_narrow(y, n.out.dtype), a["input_layout"])
 
 
@@ -227,7 +228,7 @@ def lower_conv_transpose2d(n):
     transposed = _transposed_later(n.op.operation)
     y = grouped_conv_nhwc(stuffed, w_conv, bias, groups, [0, 0, 0, 0], [1, 1], [dh, dw], dtype,
                           fast3x3=_fast3x3(n, transposed), transposed=transposed,
-                          padded=_padded_later(n.op.operation))
+                          padded=_padded_later(n.op.operation), lanes=n.options.cpu_lanes)
     return _from_nhwc(_narrow(y, n.out.dtype), a["input_layout"])
 
 

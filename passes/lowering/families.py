@@ -1,18 +1,10 @@
-"""Imports every family of lowering rules (each registers its rules on import)."""
-from estuary.passes.lowering import (  # noqa: F401
-    activation,
-    constant,
-    convolution,
-    elementwise,
-    indexing,
-    lookup,
-    math,
-    matmul,
-    normalization,
-    pooling,
-    quantized,
-    random,
-    recurrent,
-    reduction,
-    shape,
-)
+"""Loads the lowering rules: one module per op family of the nn dialect (dialects.ops.FAMILIES),
+each registering its rules on import."""
+import importlib
+
+from estuary.dialects.ops import FAMILIES
+
+
+def load() -> None:
+    for family in FAMILIES:
+        importlib.import_module(f"estuary.passes.lowering.{family}")

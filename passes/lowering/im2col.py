@@ -1,12 +1,11 @@
 """Narrow batch-1 float32 convolutions on AVX2 as im2col and one data-tiled matmul.
 
-On an 8-lane target (`common.cpu_lanes`), IREE's direct convolution code for outputs at most 7
-pixels wide stays near 90 GFLOP/s on two threads whatever register tiles `cpu-tiles` gives it
-(ResNet-18's 7x7x512 3x3 convolutions: 2.4-2.6 ms each, onnxruntime 1.6). Here the input's
+On an 8-lane target (`CompileOptions.cpu_lanes`), IREE's direct convolution code for outputs at
+most 7 pixels wide stays slow whatever register tiles `cpu-tiles` gives it. Here the input's
 windows are copied into a [OH*OW, KH*KW*C] matrix by one `linalg.generic` (strides and
 dilations in its indexing map), which IREE fuses into the packing of the matmul's left operand;
 the weights are a constant [KH*KW*C, F] matrix, and the product runs on IREE's mmt4d ukernel
-(README, "Performance").
+(measurements: docs/performance.md).
 """
 import numpy as np
 from iree.compiler import ir
@@ -17,12 +16,12 @@ from estuary.passes.lowering.matvec import zeros
 from estuary.passes.lowering.pointwise import NARROW, constant_array, matmul_bias
 
 
-def weights(x, w_oihw, strides, dilations):
+def weights(x, w_oihw, strides, dilations, lanes):
     """The constant OIHW weights of a convolution this form applies to, else None: AVX2, batch 1,
     float32, a window larger than 1x1 (`conv` checks that the output is at most NARROW wide)."""
     n, h, wd, c = C.shape_of(x)
     f, i, kh, kw = C.shape_of(w_oihw)
-    if C.cpu_lanes() != 8 or n != 1 or i != c or kh * kw == 1:
+    if lanes != 8 or n != 1 or i != c or kh * kw == 1:
         return None
     if C.element_of(x) != ir.F32Type.get() or C.element_of(w_oihw) != ir.F32Type.get():
         return None

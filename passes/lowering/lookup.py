@@ -5,8 +5,8 @@ Fingerprint64(seed ++ row r) with i64 arith (the key length is static, so the ha
 loop unroll at compile time; row elements are read with tensor.extract and the key's little-endian
 64-bit words assembled from them) and accumulates weight[r] * double(signed hash) into a
 [num_hash, num_bits] f64 score; a second generic turns the scores into bits / sparse codes.
-IREE demotes f64 to f32 unless told otherwise, so the rule marks the module `estuary.keep_f64` and
-compile_nn then passes --iree-input-demote-f64-to-f32=false (llvm-cpu; other targets keep f32 sums,
+IREE demotes f64 to f32 unless told otherwise, so the rule returns the side result `keep_f64` and
+the compiler then passes --iree-input-demote-f64-to-f32=false (llvm-cpu; other targets keep f32 sums,
 whose sign can differ from the reference's only when the weighted sum nearly cancels).
 """
 import numpy as np
@@ -97,19 +97,9 @@ def _map(rank, dims):
     return ir.AffineMapAttr.get(ir.AffineMap.get(rank, 0, [ir.AffineDimExpr.get(d) for d in dims]))
 
 
-KEEP_F64 = "estuary.keep_f64"  # module attribute: compile_nn keeps f64 (IREE demotes it to f32 by default)
-
-
-def _keep_f64(op):
-    """Mark the enclosing module: the score must be summed in double, as the reference does."""
-    module = C.enclosing_module(op)
-    if module is not None:
-        module.attributes[KEEP_F64] = ir.UnitAttr.get()
-
-
 @lower("lsh_projection")
 def lower_lsh_projection(n):
-    _keep_f64(n.op)
+    n.run.results["keep_f64"] = True  # the score is summed in double, as the reference does
     hashes, x, weight = n.inputs
     hspec, xspec, _ = n.in_specs
     num_hash, num_bits = hspec.shape

@@ -19,40 +19,43 @@ def _lt(a, b):
 
 # IREE's own expansions of sinh/asinh/atanh/acosh lose all relative accuracy near 0 (or 1) and
 # overflow for large arguments; these forms stay within a few ULP over the whole float range.
-def _sinh(x):  # |x| < 1: e = expm1(x), sinh = (e + e / (e + 1)) / 2
+def _sinh(x, gpu):  # |x| < 1: e = expm1(x), sinh = (e + e / (e + 1)) / 2
     e = _mathd.expm1(x)
     small = _ar.mulf(_ar.addf(e, _ar.divf(e, _ar.addf(e, _k(x, 1.0)))), _k(x, 0.5))
     return _ar.select(_lt(_mathd.absf(x), _k(x, 1.0)), small, _mathd.sinh(x))
 
 
-def _asinh(x):  # |x| < 1: log1p(|x| + x^2 / (1 + sqrt(1 + x^2))); else log|x| + log1p(sqrt(1 + 1/x^2))
+def _asinh(x, gpu):  # |x| < 1: log1p(|x| + x^2 / (1 + sqrt(1 + x^2))); else log|x| + log1p(sqrt(1 + 1/x^2))
     ax, x2, one = _mathd.absf(x), _ar.mulf(x, x), _k(x, 1.0)
-    small = _C.log1p(_ar.addf(ax, _ar.divf(x2, _ar.addf(_mathd.sqrt(_ar.addf(x2, one)), one))))
-    big = _ar.addf(_mathd.log(ax), _C.log1p(_mathd.sqrt(_ar.addf(_ar.divf(one, x2), one))))
+    small = _C.log1p(_ar.addf(ax, _ar.divf(x2, _ar.addf(_mathd.sqrt(_ar.addf(x2, one)), one))), gpu)
+    big = _ar.addf(_mathd.log(ax), _C.log1p(_mathd.sqrt(_ar.addf(_ar.divf(one, x2), one)), gpu))
     return _mathd.copysign(_ar.select(_lt(ax, one), small, big), x)
 
 
-def _atanh(x):  # copysign(log1p(2|x| / (1 - |x|)) / 2, x)
+def _atanh(x, gpu):  # copysign(log1p(2|x| / (1 - |x|)) / 2, x)
     ax = _mathd.absf(x)
     q = _ar.divf(_ar.mulf(ax, _k(x, 2.0)), _ar.subf(_k(x, 1.0), ax))
-    return _mathd.copysign(_ar.mulf(_C.log1p(q), _k(x, 0.5)), x)
+    return _mathd.copysign(_ar.mulf(_C.log1p(q, gpu), _k(x, 0.5)), x)
 
 
-def _acosh(x):  # x < 2: log1p(t + sqrt(t (t + 2))), t = x - 1; else log x + log1p(sqrt(1 - 1/x^2))
+def _acosh(x, gpu):  # x < 2: log1p(t + sqrt(t (t + 2))), t = x - 1; else log x + log1p(sqrt(1 - 1/x^2))
     one = _k(x, 1.0)
     t = _ar.subf(x, one)
-    small = _C.log1p(_ar.addf(t, _mathd.sqrt(_ar.mulf(t, _ar.addf(t, _k(x, 2.0))))))
-    big = _ar.addf(_mathd.log(x), _C.log1p(_mathd.sqrt(_ar.subf(one, _ar.divf(one, _ar.mulf(x, x))))))
+    small = _C.log1p(_ar.addf(t, _mathd.sqrt(_ar.mulf(t, _ar.addf(t, _k(x, 2.0))))), gpu)
+    big = _ar.addf(_mathd.log(x), _C.log1p(_mathd.sqrt(_ar.subf(one, _ar.divf(one, _ar.mulf(x, x)))), gpu))
     return _ar.select(_lt(x, _k(x, 2.0)), small, big)
 
 
-_NNEF_UNARY = {"sinh": _sinh, "cosh": _mathd.cosh, "asin": _mathd.asin, "acos": _mathd.acos,
-               "atan": _mathd.atan, "asinh": _asinh, "acosh": _acosh, "atanh": _atanh}
+# each form takes (x, gpu): the GPU targets get a log1p of their own (common.log1p)
+_NNEF_UNARY = {"sinh": _sinh, "cosh": lambda x, gpu: _mathd.cosh(x), "asin": lambda x, gpu: _mathd.asin(x),
+               "acos": lambda x, gpu: _mathd.acos(x), "atan": lambda x, gpu: _mathd.atan(x), "asinh": _asinh,
+               "acosh": _acosh, "atanh": _atanh}
 
 
 @_lower(*_NNEF_UNARY)
 def lower_nnef_unary(n):
-    return _C.elementwise(n.out.shape, _C.storage(n.out).element_type, [n.inputs[0]], _NNEF_UNARY[n.name])
+    return _C.elementwise(n.out.shape, _C.storage(n.out).element_type, [n.inputs[0]],
+                        lambda x: _NNEF_UNARY[n.name](x, n.options.gpu))
 
 
 # --- Core ML sign, round (half to even), exp2, mod (sign of the divisor), floor_div

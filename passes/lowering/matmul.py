@@ -11,7 +11,7 @@ import numpy as np
 from iree.compiler import ir
 from iree.compiler.dialects import arith, tosa
 
-from estuary.cpu_tiles import unit_width
+from estuary.backends.llvm_cpu.tile_rules import unit_width
 from estuary.dialects.ops.matmul import as_dtype
 from estuary.passes.lowering import common as C
 from estuary.passes.lowering import lower
@@ -38,8 +38,9 @@ def _zero_point(v):
     return C.zero_point("float16" if C.element_of(v) == ir.F16Type.get() else "float32")
 
 
-def batched_matmul(a, b, batch):
-    """[..., M, K] x [..., K, N] with the batch dims broadcast to `batch`; float32 result.
+def batched_matmul(ctx, a, b, batch):
+    """[..., M, K] x [..., K, N] with the batch dims broadcast to `batch`; float32 result (`ctx`: the
+    rule's context, for the target's forms).
 
     When b is a single matrix, a's batch folds into its rows (one [1, B*M, K] product, no tiling);
     a single row times a small constant matrix is a tagged generic instead (matvec.py), except on
@@ -49,8 +50,8 @@ def batched_matmul(a, b, batch):
     m, k, n = sa[-2], sa[-1], sb[-1]
     nb = math.prod(batch)
     one_row = math.prod(sb[:-2]) == 1 and nb * m == 1
-    if one_row and is_constant(b) and not C.for_gpu(b.owner):
-        y = _column_form(C.reshape(a, [k]), C.reshape(b, [k, n]))
+    if one_row and is_constant(b) and not ctx.options.gpu:
+        y = _column_form(ctx, C.reshape(a, [k]), C.reshape(b, [k, n]))
         if y is None and vector_form(k, n):
             y = _row_times_matrix(C.reshape(a, [k]), C.reshape(b, [k, n]))
         if y is not None:
@@ -64,14 +65,14 @@ def batched_matmul(a, b, batch):
     return C.reshape(y, list(batch) + [m, n])
 
 
-def _column_form(v, b):
+def _column_form(ctx, v, b):
     """v [K] x constant b [K, N] -> [1, N] in the column-vector form (matvec.unit_products) on an
-    x86 CPU (`common.cpu_lanes`), at least BLOCK columns, else None: the columns in UNIT_PARTS
+    x86 CPU (`ctx.options.cpu_lanes`), at least BLOCK columns, else None: the columns in UNIT_PARTS
     (at least two) equal results, N padded with zero columns to whole vector steps. The results
     are joined along the last axis of the result's shape, so that slices of whole parts (an
     LSTM's gates) fold to the parts and their consumers fuse into the product's dispatch."""
     k, n = C.shape_of(b)
-    width = unit_width(C.cpu_lanes())
+    width = unit_width(ctx.options.cpu_lanes)
     if not width or n < BLOCK or k * n > MAX_WEIGHTS:
         return None
     w = constant_array(b)
@@ -80,7 +81,8 @@ def _column_form(v, b):
     parts = min(UNIT_PARTS, max(2, -(-n // BLOCK)))
     size = -(-n // (parts * width)) * width
     w = np.pad(w.astype(np.float32), [(0, 0), (0, parts * size - n)])
-    results = unit_products(_to_f32(v), [w[:, i * size:(i + 1) * size] for i in range(parts)], width)
+    results = unit_products(_to_f32(v), [w[:, i * size:(i + 1) * size] for i in range(parts)], width,
+                            ctx.run.cache)
     y = C.concat([C.reshape(r, [1, size]) for r in results], 1)
     return y if parts * size == n else C.slice_(y, [0, 0], [1, n])
 
@@ -103,7 +105,7 @@ def _row_times_matrix(v, b):
 @lower("matmul")
 def lower_matmul(n):
     batch = n.out.shape[:-2]
-    return _narrow(batched_matmul(*n.inputs, batch), n.out)
+    return _narrow(batched_matmul(n, *n.inputs, batch), n.out)
 
 
 def _scaled(v, factor):
@@ -128,7 +130,7 @@ def lower_gemm(n):
         a = C.transpose(a, [1, 0])
     if at["b_transpose"]:
         b = C.transpose(b, [1, 0])
-    y = _scaled(batched_matmul(a, b, []), as_dtype(at["alpha"], dtype))
+    y = _scaled(batched_matmul(n, a, b, []), as_dtype(at["alpha"], dtype))
     if c is not None:  # even beta == 0 adds beta * c, so NaN/inf in c propagate as the spec computes
         cc = _scaled(C.expand_rank(_to_f32(c), 2), as_dtype(at["beta"], dtype))
         y = tosa.add(y.type, y, cc)

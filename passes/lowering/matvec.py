@@ -7,10 +7,9 @@ of output columns) is not a contraction to IREE, so it keeps the op as built, an
 gives it one output element per vector step with the reduction as the vector.
 
 Used for the recurrent products of batch-1 LSTM/GRU steps and for any one-row product with a
-constant matrix of at most MAX_WEIGHTS elements. Measured on the LSTM benchmark (2 cores,
-AVX-512): the NNEF form (per-step matmuls) 0.99 -> 0.54 ms, the Core ML form (per-gate gemms)
-0.87 -> 0.71 ms; the MLP's 4M-element layers were slower this way (4.4 -> 6.7 ms), so large
-matrices keep IREE's kernel.
+constant matrix of at most MAX_WEIGHTS elements: the LSTM benchmark's NNEF form (per-step
+matmuls) and Core ML form (per-gate gemms) got faster this way, the MLP's 4M-element layers
+slower, so large matrices keep IREE's kernel (docs/performance.md).
 """
 import hashlib
 
@@ -18,7 +17,7 @@ import numpy as np
 from iree.compiler import ir
 from iree.compiler.dialects import arith, linalg, tensor
 
-from estuary.cpu_tiles import MATVEC_TAG, UNIT_TAG
+from estuary.backends.llvm_cpu.tile_rules import MATVEC_TAG, UNIT_TAG
 from estuary.passes.lowering import common as C
 
 
@@ -87,7 +86,7 @@ def _products(v, weights, inits, shapes, maps, iters, tag):
     return list(op.results)
 
 
-def unit_products(v, matrices, width):
+def unit_products(v, matrices, width, cache):
     """[v · m for m in matrices] in the column-vector form: v [K] float32, each m a numpy [K, n]
     array (n a multiple of `width`) -> [n] each. The weights are stored in blocks of `width`
     columns, [n / width, K, width], and the op is one multi-result generic over (block, column,
@@ -95,11 +94,11 @@ def unit_products(v, matrices, width):
     step (a broadcast of v[k] times one contiguous run of each result's weights) and consumers
     of its results (an LSTM's gate math) fuse into its dispatch, vectorized along the columns.
     The row form (`row_products`, the reduction as the vector) keeps those consumers in a dispatch
-    of their own: one per step of a recurrence (README, "Performance"). Identical matrices share
+    of their own: one per step of a recurrence (docs/performance.md). Identical matrices share
     one constant per function (each step of an unrolled recurrence uses the same weights)."""
     k = C.shape_of(v)[0]
     blocks = matrices[0].shape[1] // width
-    weights = [_blocked_constant(m, width) for m in matrices]
+    weights = [_blocked_constant(m, width, cache) for m in matrices]
     d = [ir.AffineDimExpr.get(i) for i in range(3)]
     maps = ([ir.AffineMap.get(3, 0, [d[2]])] + [ir.AffineMap.get(3, 0, [d[0], d[2], d[1]])] * len(weights)
             + [ir.AffineMap.get(3, 0, [d[0], d[1]])] * len(weights))
@@ -109,11 +108,10 @@ def unit_products(v, matrices, width):
     return [C.reshape(r, [blocks * width]) for r in results]
 
 
-def _blocked_constant(matrix, width):
+def _blocked_constant(matrix, width, cache):
     """The [n / width, K, width] float32 constant of numpy `matrix` [K, n], built once per function
-    (at the start of its body, so that it dominates every use) and lowering run."""
-    from estuary.passes.lowering import SHARED
-
+    (at the start of its body, so that it dominates every use) and lowering run (`cache`:
+    LoweringRun.cache)."""
     k, n = matrix.shape
     blocked = np.ascontiguousarray(matrix.reshape(k, n // width, width).transpose(1, 0, 2), dtype=np.float32)
     owner = ir.InsertionPoint.current.block.owner
@@ -122,7 +120,7 @@ def _blocked_constant(matrix, width):
         return C.const(blocked, "float32")
     key = ("unit_products", ir.StringAttr(func.attributes["sym_name"]).value, blocked.shape,
            hashlib.sha1(blocked.tobytes()).hexdigest())
-    if key not in SHARED:
+    if key not in cache:
         with ir.InsertionPoint.at_block_begin(func.regions[0].blocks[0]):
-            SHARED[key] = C.const(blocked, "float32")
-    return SHARED[key]
+            cache[key] = C.const(blocked, "float32")
+    return cache[key]

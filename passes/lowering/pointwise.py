@@ -3,49 +3,40 @@
 TOSA's conv2d with a 1x1 filter reaches IREE as a matmul-like op whose weights are [F, C], the
 reduction innermost in both operands. When the next op pads its input (a depthwise 3x3
 convolution in MobileNet), IREE writes the product straight into the padded buffer and does not
-data-tile it; its own vector tiles for that form (7 pixels x 16 channels x 16 reduction lanes)
-ran at 150-180 GFLOP/s on AVX-512. Built here with [C, F] weights, the product has the
-broadcast-and-FMA shape of IREE's direct convolutions, and `cpu-tiles` gives it the same
-register tiles as those (7-8 pixels x 32-64 channels; it recognizes the op by its indexing maps):
-MobileNet's 14x14x512x512 product went from 576 to 417 us on one core, onnxruntime's 404 us
-(README, "Performance").
+data-tile it, and its own vector tiles for that form (7 pixels x 16 channels x 16 reduction
+lanes) are slow. Built here with [C, F] weights, the product has the broadcast-and-FMA shape of
+IREE's direct convolutions, and `cpu-tiles` gives it the same register tiles as those (7-8
+pixels x 32-64 channels; it recognizes the op by its indexing maps).
 
 Without a padding consumer IREE still data-tiles the product (mmt4d), as it did the TOSA form.
 A strided 1x1 convolution reads a strided `tensor.extract_slice` of its input, which IREE folds
 into the product's dispatch as a strided view. (With the stride in the input's indexing map
 instead, IREE 3.13 recognized the product as a contraction only in some graphs: in ResNet-50's
-downsampling blocks, whose input also feeds an unstrided 1x1 convolution, it became a generic
-reduction, 28x28x512x256 on two threads 22 ms against 1.0 ms, the whole network 106 -> 49 ms.)
-A global pooling of such a product (MobileNet's last layer, 7x7x1024x1024) reads it through one
-extra zero row (`pad_for_pooling`), so that there too IREE writes the product into a padded
-buffer instead of data-tiling it: 360 -> 307 us under `iree-profile` on two threads, and the
-7x7 depthwise convolution before it, into which IREE had fused the packing of the product's
-input, 25 -> 14 us (onnxruntime: 238 and 11 us).
+downsampling blocks, whose input also feeds an unstrided 1x1 convolution, it became a far
+slower generic reduction.) A global pooling of such a product (MobileNet's last layer,
+7x7x1024x1024) reads it through one extra zero row (`pad_for_pooling`), so that there too IREE
+writes the product into a padded buffer instead of data-tiling it, and stops fusing the
+packing of the product's input into the depthwise convolution before it.
 
-On AVX2 (8-lane registers: `common.cpu_lanes`), an unstrided product at most NARROW pixels wide
-(49 rows) is a plain `linalg.matmul`, which IREE data-tiles onto its mmt4d ukernel even when the
-next op pads: MobileNet's 7x7x1024x512 and 7x7x1024x1024 products on two threads 548 and 1109 us
-as generics with `cpu-tiles`' best AVX2 tiles, 438 and 847 us so (onnxruntime 342 and 662).
+On AVX2 (8-lane registers: `CompileOptions.cpu_lanes`), an unstrided product at most NARROW
+pixels wide (49 rows) is a plain `linalg.matmul`, which IREE data-tiles onto its mmt4d ukernel
+even when the next op pads: faster there than the generic with the best AVX2 tiles.
 
 Products with many output channels take their weights in blocks of B output channels,
-[F / B, C, B], one loop more (f // B, f % B); `cpu_tiles.pointwise_block` picks B. With [C, F]
-weights each reduction step of a 32-channel register tile read 128 bytes at a stride of F
+[F / B, C, B], one loop more (f // B, f % B); `tile_rules.pointwise_block` picks B. With [C, F]
+weights each reduction step of a 32-channel register tile reads 128 bytes at a stride of F
 floats; with F a power of two those rows fall into a few cache sets and evict each other. In
-blocks the tile reads one contiguous run. AVX2 (at least 128 channels, even widths, B = 32):
-MobileNet's 14x14x512x512 product on two threads 756-760 -> 640 us (onnxruntime 601), 13 %
-faster on one thread, its 1x1 products 6.99 -> 6.34-6.42 ms in all. AVX-512 (at least 512
-channels, B = 32, or 64 at width <= 7), on a Zen 4, one core: the 14x14x512x512 products 989 ->
-924 us, the 7x7x1024x512 and 7x7x1024x1024 ones 593 -> 499 and 1192 -> 983 us; MobileNet on two
-threads 7.16 -> 6.56 ms against onnxruntime's 6.16. Narrower AVX-512 products gained nothing, and
-a blocked product followed by a padding consumer costs a copy into the padded buffer (IREE does
-not write through the reshape of the blocked result): 13 us for a 14x14x512 one on one core
-(README, "Performance").
+blocks the tile reads one contiguous run. Blocked: AVX2 from 128 channels at even widths
+(B = 32), AVX-512 from 512 channels (B = 32, or 64 at width <= 7). Narrower AVX-512 products
+gained nothing, and a blocked product followed by a padding consumer costs a copy into the
+padded buffer (IREE does not write through the reshape of the blocked result).
+Measurements of each form: docs/performance.md.
 """
 import numpy as np
 from iree.compiler import ir
 from iree.compiler.dialects import arith, linalg, tosa
 
-from estuary.cpu_tiles import pointwise_block
+from estuary.backends.llvm_cpu.tile_rules import pointwise_block
 from estuary.dialects.graph import constant_value
 from estuary.passes.lowering import common as C
 from estuary.passes.lowering.matvec import zeros
@@ -86,19 +77,19 @@ def weights(x, w_oihw, pad, dilations, strides=(1, 1)):
     return None if w is None else np.ascontiguousarray(w.reshape(f, c).T)
 
 
-def conv1x1(x, w_cf, bias, strides, blocked=True, padded=False):
+def conv1x1(x, w_cf, bias, strides, blocked=True, padded=False, lanes=None):
     """x [N, H, W, C] NHWC, w_cf [C, F] (from `weights`), bias [F] -> [N, OH, OW, F] float32.
     A batch (unstrided) is one image N times as high: a 1x1 convolution mixes no pixels.
     `blocked=False` keeps [C, F] weights (a result transposed later: IREE fuses the transpose
     into a blocked product, whose writes then go across the pixels); `padded`: the result is
-    padded later (`projection`)."""
+    padded later (`projection`); `lanes`: the CPU target's float32 vector lanes, if known."""
     n, h, wd, c = C.shape_of(x)
     f = w_cf.shape[1]
     sh, sw = (int(s) for s in strides)
     oh, ow = (h - 1) // sh + 1, (wd - 1) // sw + 1
     rows = n * oh  # the batch's output rows (batch 1 when strided: `weights`)
     f32 = ir.F32Type.get()
-    avx2 = C.cpu_lanes() == 8
+    avx2 = lanes == 8
     if avx2 and sh == sw == 1 and ow <= NARROW:
         y = matmul_bias(C.reshape(x, [n * h * wd, c]), C.const(w_cf, "float32"), bias, rows, ow)
         return C.reshape(y, [n, oh, ow, f])
@@ -107,9 +98,9 @@ def conv1x1(x, w_cf, bias, strides, blocked=True, padded=False):
     image = C.reshape(x, [n * h, wd, c])
     if sh > 1 or sw > 1:
         image = C.strided_slice(image, [0, 0, 0], [oh, ow, c], [sh, sw, 1])
-    block = blocked and pointwise_block(rows, ow, f, C.cpu_lanes(), strided=sh > 1 or sw > 1,
+    block = blocked and pointwise_block(rows, ow, f, lanes, strided=sh > 1 or sw > 1,
                                         projection=not padded and projection(x))
-    if block:  # cpu_tiles.blocked_pointwise_tiles
+    if block:  # tile_rules.blocked_pointwise_tiles
         # loops oh, ow, f // block, f % block, c; weights [F // block, C, block]
         blocks = np.ascontiguousarray(w_cf.reshape(c, f // block, block).transpose(1, 0, 2))
         maps = [[*pixel, d[4]], [d[2], d[4], d[3]], [d[0], d[1], d[2], d[3]]]
@@ -150,7 +141,7 @@ def matmul_bias(rows, w, bias, oh, ow):
 def projection(x):
     """True when NHWC `x` is a depthwise convolution's result (through its bias, activation or
     reshapes): a product of it that no padding follows is a projection (MobileNetV2's linear
-    bottlenecks), which takes blocked weights (`cpu_tiles.pointwise_block`)."""
+    bottlenecks), which takes blocked weights (`tile_rules.pointwise_block`)."""
     return _produced_by(x, lambda op: op.name == "tosa.depthwise_conv2d")
 
 

@@ -33,7 +33,8 @@ def _window_extent(x, begin, extent, fill, dtype):
 def _zero_pad_is_exact(n, h, w, kh, kw, oh, ow):
     """Max pooling may pad with 0 instead of -inf when its float input is non-negative (a relu's or
     clamp's output) and every window holds at least one input element: the window maxima are then
-    >= 0 (or NaN) either way. ResNet-18's 113x113x64 stem pad: 105 -> 55 us a run (README)."""
+    >= 0 (or NaN) either way. The zero pad measured faster (ResNet-18's stem pad:
+    docs/performance.md)."""
     a = n.attrs
     return (n.in_specs[0].dtype in dtypes.FLOATS and C.nonnegative(n.inputs[0])
             and valid_counts(h, w, kh, kw, a["padding"], a["strides"], a["dilations"], oh, ow).min() > 0)

@@ -8,7 +8,7 @@ The arithmetic is the spec's decomposition (§7.7.20, 21, 28, 29), arranged for 
 - all gates share one matmul, then gates are sliced out by the layout's gate order; with batch 1
   the recurrent product is instead one multi-result `linalg.generic` (a dot product per gate unit,
   tagged `estuary.matvec`), which IREE does not turn into its latency-bound one-row
-  matmul kernel and which `cpu-tiles` vectorizes along the reduction (LSTM benchmark 2.2x faster).
+  matmul kernel and which `cpu-tiles` vectorizes along the reduction (docs/performance.md).
 With return_sequence, the sequence is stacked by iteration, as the spec's decomposition does.
 Cells run as one step of a one-direction network. float16 is computed in float32 and rounded
 once at the end.
@@ -18,7 +18,7 @@ from iree.compiler import ir
 from iree.compiler.dialects import arith, tosa
 from iree.compiler.dialects import math as mathd
 
-from estuary.cpu_tiles import unit_width
+from estuary.backends.llvm_cpu.tile_rules import unit_width
 from estuary.dialects.ops.recurrent import GRU_ACTIVATIONS, LSTM_ACTIVATIONS, PEEPHOLE_GATES
 from estuary.passes.lowering import common as C
 from estuary.passes.lowering import lower
@@ -110,8 +110,8 @@ def _gate_products(h, rw, blocks, hidden, joined=True):
     -> [nd, 1, blocks * hidden], like the matmul path (or, not `joined`, one [nd, 1, hidden] per
     block). One tagged multi-result generic (matvec.row_products, a result per gate), joined: that
     keeps the gate math out of the product's dispatch, where it ran one element at a time under
-    the product's one-row tiles; in its own dispatch it is vectorized (LSTM benchmark 0.62 -> 0.49
-    ms, GRU with reset-after 0.41 -> 0.37 ms). The LSTM takes `_column_products` where it can."""
+    the product's one-row tiles; in its own dispatch it is vectorized (faster for the LSTM and a
+    GRU with reset-after: docs/performance.md). The LSTM takes `_column_products` where it can."""
     nd, _, k = C.shape_of(h)
     lead = [nd] if nd > 1 else []
     weights = [C.reshape(C.slice_(rw, [0, i * hidden, 0], [nd, hidden, k]), lead + [hidden, k])
@@ -122,26 +122,26 @@ def _gate_products(h, rw, blocks, hidden, joined=True):
     return C.reshape(C.concat(results, len(lead)), [nd, 1, blocks * hidden])
 
 
-def _column_matrix(rw, hidden, nd):
+def _column_matrix(rw, hidden, nd, lanes):
     """The recurrent weight as the [K, G] numpy matrix of the column-vector form
     (`_column_products`): for one direction, a constant rw and a hidden size of whole vector
-    steps on an x86 CPU (`common.cpu_lanes`, which GPU targets lack), else None. Read once per
+    steps on an x86 CPU (`lanes`: the target's float32 lanes, which GPU targets lack), else None. Read once per
     network, not per step."""
-    width = unit_width(C.cpu_lanes())
+    width = unit_width(lanes)
     if nd != 1 or not width or hidden % width:
         return None
     w = constant_array(rw)
     return None if w is None else np.ascontiguousarray(w[0].T, dtype=np.float32)
 
 
-def _column_products(h, matrix, blocks, hidden):
+def _column_products(h, matrix, blocks, hidden, ctx):
     """`_gate_products`, not joined, in the column-vector form (matvec.unit_products), from
     `_column_matrix`'s matrix. The gate math fuses into the product's dispatch, vectorized along
-    the units (the row form keeps it in a dispatch of its own, one per step): LSTM benchmark 0.36
-    -> 0.32 ms on two threads, onnxruntime 0.33 (README, "Performance")."""
+    the units (the row form keeps it in a dispatch of its own, one per step). `ctx`: the rule's
+    context (lanes, the run's cache of blocked weights)."""
     nd, _, k = C.shape_of(h)
     results = unit_products(C.reshape(h, [k]), [matrix[:, i * hidden:(i + 1) * hidden] for i in range(blocks)],
-                            unit_width(C.cpu_lanes()))
+                            unit_width(ctx.options.cpu_lanes), ctx.run.cache)
     return [C.reshape(r, [nd, 1, hidden]) for r in results]
 
 
@@ -211,7 +211,7 @@ def _gru(x, w, rw, bias, rbias, h0, hidden, reset_after, return_sequence, direct
         xp = net.input_at(s)
         if net.per_gate and not reset_after:
             # left apart: the z/r math then fuses into the products' dispatch, which ends at the n
-            # product anyway (joined, a GRU without reset-after ran 0.35 -> 0.40 ms)
+            # product anyway (joined, a GRU without reset-after ran slower)
             rz = dict(zip(layout[:2], _gate_products(h, rw, 2, hidden, joined=False)))
             z_pre, r_pre = (_add(_gate(xp, layout, name, hidden), rz[name]) for name in "zr")
         else:
@@ -229,18 +229,18 @@ def _gru(x, w, rw, bias, rbias, h0, hidden, reset_after, return_sequence, direct
     return net.run(step, [net.state(h0)], return_sequence)
 
 
-def _lstm(x, w, rw, bias, rbias, peephole, h0, c0, hidden, return_sequence, direction, layout, activations):
-    """float32 LSTM values: [hidden, cell (+ sequence)]."""
+def _lstm(ctx, x, w, rw, bias, rbias, peephole, h0, c0, hidden, return_sequence, direction, layout, activations):
+    """float32 LSTM values: [hidden, cell (+ sequence)]; `ctx`: the rule's context."""
     f, g, hh = activations or LSTM_ACTIVATIONS
     net = _Unrolled(x, w, rbias if bias is None else _plus(bias, rbias), direction, hidden)
     rt = None if net.per_gate else _transposed(rw)  # [nd, h, 4h]
     peep = _as_dirs(peephole)  # [nd, 1, 3h], packed i, o, f
-    matrix = _column_matrix(rw, hidden, net.nd) if net.per_gate else None
+    matrix = _column_matrix(rw, hidden, net.nd, ctx.options.cpu_lanes) if net.per_gate else None
 
     def step(s, states):
         h, c = states
         xp = net.input_at(s)
-        columns = dict(zip(layout, _column_products(h, matrix, 4, hidden))) if matrix is not None else None
+        columns = dict(zip(layout, _column_products(h, matrix, 4, hidden, ctx))) if matrix is not None else None
         if columns is None:
             full = _gate_products(h, rw, 4, hidden) if net.per_gate else _matmul(h, rt)
 
@@ -248,8 +248,7 @@ def _lstm(x, w, rw, bias, rbias, peephole, h0, c0, hidden, return_sequence, dire
             return columns[name] if columns is not None else _gate(full, layout, name, hidden)
 
         # the input projection is added per gate, so the adds fuse into the gate math's dispatch
-        # (one add over all gates was a dispatch of its own: 3 -> 2 per step, LSTM 0.225 -> 0.219
-        # and 0.245 -> 0.231 ms in two interleaved comparisons)
+        # (one add over all gates was a dispatch of its own: 3 -> 2 dispatches per step)
         pre = {name: _add(_gate(xp, layout, name, hidden), product(name)) for name in layout}
 
         def gate(name, act):
@@ -282,7 +281,7 @@ def lower_gru(n):
 def lower_lstm(n):
     x, w, rw, bias, rbias, peep, h0, c0 = _network_inputs(n, 8)
     a = n.attrs
-    values = _lstm(x, w, rw, bias, rbias, peep, h0, c0, a["hidden_size"], a["return_sequence"], a["direction"],
+    values = _lstm(n, x, w, rw, bias, rbias, peep, h0, c0, a["hidden_size"], a["return_sequence"], a["direction"],
                    a["layout"], a["activations"])
     return [_narrow(v, spec) for v, spec in zip(values, n.out_specs)]
 
@@ -306,7 +305,7 @@ def lower_gru_cell(n):
 def lower_lstm_cell(n):
     x, w, rw, h, c, bias, rbias, peep = n.inputs
     a = n.attrs
-    values = _lstm(_one_direction(x, 3), _one_direction(w, 3), _one_direction(rw, 3), _one_direction(bias, 2),
+    values = _lstm(n, _one_direction(x, 3), _one_direction(w, 3), _one_direction(rw, 3), _one_direction(bias, 2),
                    _one_direction(rbias, 2), _one_direction(peep, 2), _one_direction(h, 3), _one_direction(c, 3),
                    a["hidden_size"], False, "forward", a["layout"], a["activations"])
     return [_narrow(v, spec) for v, spec in zip(values, n.out_specs)]

@@ -124,7 +124,7 @@ def _sum(x, axes):
     an NHWC tensor with a multiple of 16 channels (a global pooling written as a reduction, as
     Core ML's and NNEF's converters write it) it is a linalg.pooling_nhwc_sum over the whole
     image: IREE fuses a tosa.reduce_sum into the dispatch of the convolution producing its input,
-    which made ResNet-18's last convolution 2x slower (1.21 -> 2.46 ms), while a pooling op stays
+    which made ResNet-18's last convolution slower (docs/performance.md), while a pooling op stays
     a dispatch of its own, as WebNN's global average pool does."""
     shape = C.shape_of(x)
     if len(shape) != 4 or sorted(axes) != [1, 2] or shape[3] % 16:

@@ -138,7 +138,7 @@ def lower_gather(n):
     rank_i = idx_spec.rank
     dim = in_spec.shape[axis]
     out_t = C.storage(n.out)
-    if idx_spec.dtype == "int64" and C.for_gpu(n.op):
+    if idx_spec.dtype == "int64" and n.options.gpu:
         indices = _int64_to_int32(indices)
     init = tensor.empty(out_shape, out_t.element_type)
     idx_map = ir.AffineMap.get(len(out_shape), 0, [ir.AffineDimExpr.get(axis + k) for k in range(rank_i)])

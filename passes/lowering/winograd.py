@@ -9,11 +9,11 @@ F(4, 3) matrices of Lavin and Gray, "Fast Algorithms for Convolutional Neural Ne
 The transforms are separable, so each is two parallel `linalg.generic`s (rows, then columns)
 whose inputs are strided slices of the tile grid: with projected-permutation indexing maps IREE
 vectorizes them over the channels (and `cpu-tiles` over all their transform rows at once:
-`cpu_tiles.transform_tiles`); with `ty*4+k` maps it scalarized them (5x slower). The
+`tile_rules.transform_tiles`); with `ty*4+k` maps it scalarized them. The
 slices also keep IREE from fusing the two passes (fused, the row pass was recomputed six times
 per output). `util.optimization_barrier` would do that too, but it splits the command buffer
 into one submission per barrier, which cost more than the transform saved on two threads.
-Measured in the README ("Performance"); off with `--disable-pass cpu-winograd`. A convolution
+Measurements: docs/performance.md; off with `--disable-pass cpu-winograd`. A convolution
 whose result is transposed afterwards (an NCHW model output) stays direct (convolution.py).
 """
 import numpy as np
@@ -30,16 +30,9 @@ G = np.array([[1 / 4, 0, 0], [-1 / 6, -1 / 6, -1 / 6], [-1 / 6, 1 / 6, -1 / 6],
               [1 / 24, 1 / 12, 1 / 6], [1 / 24, -1 / 12, 1 / 6], [0, 0, 1]], np.float64)
 AT = np.array([[1, 1, 1, 1, 1, 0], [0, 1, -1, 2, -2, 0], [0, 1, 1, 4, 4, 0], [0, 1, -1, 8, -8, 1]], np.float64)
 
-MODULE_FLAG = "estuary.use_winograd"  # module attribute set by compile_nn for llvm-cpu with optimizations on
 TAG = "estuary.winograd"  # on each Winograd product (compile_nn counts them)
-MIN_OUTPUT = 14  # measured: 14x14 and larger outputs gain, 7x7 loses (README)
+MIN_OUTPUT = 14  # measured: 14x14 and larger outputs gain, 7x7 loses (docs/performance.md)
 MIN_CHANNELS = 16  # fewer channels: not measured (a short reduction for the batched matmul)
-
-
-def enabled(op):
-    """True when the module holding `op` asks for Winograd convolutions."""
-    module = C.enclosing_module(op)
-    return module is not None and MODULE_FLAG in module.attributes
 
 
 def filter_transform(w_oihw):

@@ -6,7 +6,7 @@ import time
 
 import numpy as np
 
-from estuary.errors import EstuaryError
+from estuary.errors import EstuaryError, InternalError
 
 
 def _import(args):
@@ -34,7 +34,7 @@ def _compile(args):
     art = estuary.compile(args.model, target=args.target, format=args.format,
                           optimize=False if args.no_optimize else None, cpu=args.target_cpu,
                           extra_flags=args.iree_flag or (), progress=not args.quiet,
-                          disable_passes=args.disable_pass or (), shapes=_shapes(args))
+                          disable_passes=args.disable_pass or (), shapes=_shapes(args), workers=args.workers)
     out = args.output or os.path.splitext(os.path.basename(os.fspath(args.model)))[0] + ".vmfb"
     art.save(out)
     t = art.timings
@@ -182,7 +182,7 @@ def _demo(args):
 
 
 def build_parser():
-    from estuary.compiler import TARGETS
+    from estuary.backends import TARGETS
 
     p = argparse.ArgumentParser(prog="estuary", description="Compile Core ML, NNEF, WebNN and NNAPI "
                                 "models with MLIR + IREE and run them.")
@@ -209,6 +209,8 @@ def build_parser():
     s.add_argument("--no-optimize", action="store_true", help="skip the nn-level optimization passes")
     s.add_argument("--disable-pass", action="append", metavar="NAME",
                    help="skip one optimization pass, e.g. nn-layout-nhwc, cpu-winograd or cpu-tiles (repeatable)")
+    s.add_argument("--workers", type=int, help="llvm-cpu: the worker count the tile rules plan workgroups for "
+                   "(default: this machine's cores for --target-cpu host, else 8)")
     s.add_argument("--iree-flag", action="append", help="extra flag for iree-compile (repeatable)")
     s.add_argument("--quiet", action="store_true", help="no progress messages")
     s.add_argument("--shape", action="append", metavar="NAME=1x3x224x224",
@@ -248,6 +250,11 @@ def build_parser():
 def _guarded(fn, args, verbose):
     try:
         fn(args)
+    except InternalError as e:
+        if verbose:
+            raise
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     except EstuaryError as e:
         if verbose:
             raise
@@ -271,28 +278,41 @@ def main(argv=None):
     return _guarded(args.fn, args, args.verbose)
 
 
+OPT_EPILOG = """pass options, in MLIR's textual form: --lower-nn-to-tosa="target=vulkan-spirv cpu-lanes=8"
+(keys: target, cpu, optimize, cpu-lanes, winograd, retile, workers, disabled, extra-flags).
+Side results of a pass (e.g. keep-f64) are printed as a '// <pass>: key=value' line first."""
+
+
 def opt_main(argv=None):
-    """estuary-opt FILE [--nn-verify] [--lower-nn-to-tosa] ...: run passes in order, print MLIR."""
+    """estuary-opt FILE [--nn-verify] [--lower-nn-to-tosa[=OPTIONS]] ...: run passes in order, print MLIR."""
     from estuary.passes import PASSES, load_all
 
     load_all()
     argv = list(sys.argv[1:] if argv is None else argv)
+    passes, rest = [], []
+    for token in argv:  # --pass or --pass=OPTIONS, in command-line order
+        name, _, text = token[2:].partition("=") if token.startswith("--") else ("", "", "")
+        if name in PASSES:
+            passes.append((name, text))
+        else:
+            rest.append(token)
     p = argparse.ArgumentParser(prog="estuary-opt", description="Run named Estuary passes on an MLIR file.",
-                                epilog="passes: " + ", ".join(f"--{n}" for n in sorted(PASSES)))
+                                epilog=OPT_EPILOG + "\npasses: " + ", ".join(f"--{n}" for n in sorted(PASSES)),
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("input", help="MLIR file ('-' for stdin)")
     p.add_argument("-o", "--output")
     p.add_argument("--verbose", action="store_true")
     p.add_argument("--split-input-file", action="store_true",
                    help="treat '// -----' separated chunks as independent modules")
-    for name in sorted(PASSES):
-        p.add_argument(f"--{name}", dest="passes", action="append_const", const=name, help=PASSES[name].pass_doc)
-    args = p.parse_args(argv)
+    args = p.parse_args(rest)
+    args.passes = passes
     return _guarded(_opt, args, args.verbose)
 
 
 def _opt(args):
+    from estuary.backends import CompileOptions
     from estuary.importers.mlir_text import parse_mlir
-    from estuary.passes import pipeline
+    from estuary.passes import PASSES
 
     if args.input == "-":
         text, source = sys.stdin.read(), "<stdin>"
@@ -303,14 +323,18 @@ def _opt(args):
                 text = f.read()
         except OSError as e:
             raise EstuaryError(f"{args.input}: cannot read ({e.strerror})") from None
+    plan = [(name, CompileOptions.parse(options)) for name, options in args.passes]
     chunks = text.split("// -----") if args.split_input_file else [text]
     outputs = []
     failed = False
     for chunk in chunks:
         try:
             nn = parse_mlir(chunk, source)
-            pipeline.run(nn, args.passes or [])
-            outputs.append(nn.asm())
+            notes = []
+            for name, options in plan:
+                results = PASSES[name](nn, options) or {}
+                notes += [f"// {name}: {k.replace('_', '-')}={v}\n" for k, v in sorted(results.items())]
+            outputs.append("".join(notes) + nn.asm())
         except EstuaryError as e:
             if not args.split_input_file:
                 raise

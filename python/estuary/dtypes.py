@@ -1,10 +1,15 @@
 """Data types: WebNN names <-> numpy dtypes <-> MLIR element types."""
+from __future__ import annotations
+
+from typing import Any
+
 import numpy as np
+import numpy.typing as npt
 
 from iree.compiler import ir
 
 # WebNN's vocabulary is the canonical one inside Estuary.
-NUMPY = {
+NUMPY: dict[str, type[np.generic]] = {
     "float32": np.float32,
     "float16": np.float16,
     "int32": np.int32,
@@ -21,7 +26,7 @@ UNSIGNED = ("uint32", "uint64", "uint8")
 ALL = tuple(NUMPY)
 
 
-def from_numpy(dtype):
+def from_numpy(dtype: npt.DTypeLike) -> str:
     dt = np.dtype(dtype)
     if dt == np.bool_:
         return "uint8"
@@ -31,15 +36,15 @@ def from_numpy(dtype):
     raise ValueError(f"unsupported numpy dtype {dt}")
 
 
-def to_numpy(name):
+def to_numpy(name: str) -> np.dtype[Any]:
     return np.dtype(NUMPY[name])
 
 
-def bits(name):
+def bits(name: str) -> int:
     return to_numpy(name).itemsize * 8
 
 
-def mlir_type(name):
+def mlir_type(name: str) -> ir.Type:
     """MLIR element type used at the `nn` level (unsigned types keep their signedness)."""
     if name == "float32":
         return ir.F32Type.get()
@@ -51,14 +56,14 @@ def mlir_type(name):
     return ir.IntegerType.get_signless(width)
 
 
-def storage_type(name):
+def storage_type(name: str) -> ir.Type:
     """Element type after lowering: TOSA/linalg use signless integers."""
     if name in FLOATS:
         return mlir_type(name)
     return ir.IntegerType.get_signless(bits(name))
 
 
-def from_mlir(t):
+def from_mlir(t: ir.Type) -> str:
     """WebNN dtype name of an MLIR element type."""
     if isinstance(t, ir.F32Type):
         return "float32"

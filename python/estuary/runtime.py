@@ -1,21 +1,35 @@
 """Running compiled models: `load(artifact_or_path, device)` -> Model; `model.run({...})`."""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
 import json
 import numbers
 import os
 import threading
 import time
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import numpy.typing as npt
 
 from estuary import dtypes
-from estuary.errors import EstuaryError, RuntimeError_, RuntimeInputError
+from estuary.errors import EstuaryError, ExecutionError, RuntimeInputError
+
+if TYPE_CHECKING:
+    import iree.runtime as rt
+
+    from estuary.compiler import Artifact
+
+Array = npt.NDArray[Any]
+# Per input or output of a signature: (name, shape, nn dtype name).
+TensorInfo = tuple[str, tuple[int, ...], str]
 
 SIGNATURE_KEY = "estuary.signature"
 POLL_SECONDS = 0.05  # how long a CPU run's caller yield-polls for completion before it blocks
-_yield_core = getattr(os, "sched_yield", None) or (lambda: time.sleep(0))  # Windows has no sched_yield
+_yield_core: Callable[[], None] = getattr(os, "sched_yield", None) or (lambda: time.sleep(0))  # Windows has no sched_yield
 
 # user-facing device names -> IREE runtime drivers
-DEVICES = {
+DEVICES: dict[str | None, str] = {
     None: "local-task",
     "cpu": "local-task",
     "local-task": "local-task",
@@ -28,7 +42,7 @@ DEVICES = {
 }
 
 # target a .vmfb was compiled for -> drivers able to run it
-TARGET_DRIVERS = {
+TARGET_DRIVERS: dict[str, set[str]] = {
     "llvm-cpu": {"local-task", "local-sync"},
     "vulkan-spirv": {"vulkan"},
     "cuda": {"cuda"},
@@ -36,16 +50,15 @@ TARGET_DRIVERS = {
     "metal-spirv": {"metal"},
 }
 
-_CONFIGS = {}
+_CONFIGS: dict[str, tuple[rt.Config, int | None]] = {}  # driver -> (device config, worker count)
 
 
-def _topology_flags(threads):
+def _topology_flags(threads: int | None) -> tuple[str, str]:
     """IREE task-system flags for `threads` CPU workers (None: one per core). The flags are
     process-global, so every device sets all of them. By default IREE pins one worker to each
-    core, counting from core 0; with one worker that pins every process's worker to core 0 (two
-    one-thread processes on two cores: 7.6 ms a run each instead of 3.6), so a single worker is
-    left unpinned (alone: 3.62 against 3.64 ms pinned). More workers stay pinned: two unpinned
-    workers on two cores ran MobileNet 2x slower. (README, "Python API".)"""
+    core, counting from core 0; with one worker that would pin every process's worker to core 0
+    (one-thread processes then share that core), so a single worker is left unpinned; more
+    workers stay pinned, which measured faster (docs/performance.md)."""
     if threads is None:
         return "--task_topology_group_count=0", "--task_topology_max_group_count=64"
     if threads == 1:
@@ -53,21 +66,21 @@ def _topology_flags(threads):
     return "--task_topology_group_count=0", f"--task_topology_max_group_count={threads}"
 
 
-def _config(driver, threads=None):
+def _config(driver: str, threads: int | None = None) -> rt.Config:
     """One runtime Config (device) per driver per process: devices are expensive to create, and
     IREE makes the CPU driver's workers once per process, so the first CPU load decides their
     count; a later load asking for another count is an error rather than silently ignored."""
     import iree.runtime as rt
 
     if threads is not None and (not isinstance(threads, numbers.Integral) or isinstance(threads, bool) or threads < 1):
-        raise RuntimeError_(f"threads must be a whole number of at least 1, got {threads!r}")
+        raise ExecutionError(f"threads must be a whole number of at least 1, got {threads!r}")
     threads = None if threads is None or driver != "local-task" else int(threads)
     if driver in _CONFIGS:
         config, have = _CONFIGS[driver]
         if threads is not None and threads != have:
             now, how = ("one worker thread per core", "without threads") if have is None else (
                 f"{have} worker thread(s)", f"with threads={have}")
-            raise RuntimeError_(f"this process's CPU device already runs {now}: the count is "
+            raise ExecutionError(f"this process's CPU device already runs {now}: the count is "
                                 f"fixed when the first CPU model loads; load {how}, or use another process")
         return config
     try:
@@ -75,49 +88,50 @@ def _config(driver, threads=None):
             rt.flags.parse_flags(*_topology_flags(threads))
         _CONFIGS[driver] = (rt.Config(driver), threads)
     except (RuntimeError, ValueError) as e:
-        raise RuntimeError_(f"cannot open device {driver!r}: {e}") from None
+        raise ExecutionError(f"cannot open device {driver!r}: {e}") from None
     return _CONFIGS[driver][0]
 
 
-def _vm_module(instance, vmfb, where):
+def _vm_module(instance: rt.VmInstance, vmfb: bytes, where: str) -> rt.VmModule:
     import iree.runtime as rt
 
     try:
         return rt.VmModule.copy_buffer(instance, vmfb)
     except (RuntimeError, ValueError) as e:
-        raise RuntimeError_(f"{where}: not a valid .vmfb ({e})") from None
+        raise ExecutionError(f"{where}: not a valid .vmfb ({e})") from None
 
 
-def _check_target(signature, device, driver, where):
+def _check_target(signature: Mapping[str, Any], device: str | None, driver: str, where: str) -> None:
     target = signature.get("target")
     if target in TARGET_DRIVERS and driver not in TARGET_DRIVERS[target]:
-        raise RuntimeError_(f"{where}: compiled for target {target!r}, which device {device!r} "
+        raise ExecutionError(f"{where}: compiled for target {target!r}, which device {device!r} "
                             f"({driver}) cannot run; use one of {sorted(TARGET_DRIVERS[target])}")
 
 
-def _read_signature(vm_module, where):
+def _read_signature(vm_module: rt.VmModule, where: str) -> dict[str, Any]:
     fn = vm_module.lookup_function("main")
     if fn is None:
-        raise RuntimeError_(f"{where}: no 'main' function in this .vmfb")
+        raise ExecutionError(f"{where}: no 'main' function in this .vmfb")
     text = fn.reflection.get(SIGNATURE_KEY)
     if text is None:
-        raise RuntimeError_(f"{where}: this .vmfb carries no Estuary signature (not built by estuary?)")
+        raise ExecutionError(f"{where}: this .vmfb carries no Estuary signature (not built by estuary?)")
     return json.loads(text)
 
 
 class Model:
     """A loaded model. `inputs`/`outputs` are [(name, shape, dtype)]; `run` maps names to arrays."""
 
-    def __init__(self, vmfb, device=None, where="<memory>", threads=None, target=None):
+    def __init__(self, vmfb: bytes, device: str | None = None, where: str = "<memory>", threads: int | None = None,
+                 target: str | None = None) -> None:
         import iree.runtime as rt
 
         if device not in DEVICES:
-            raise RuntimeError_(f"unknown device {device!r}; choose one of {sorted(k for k in DEVICES if k)}")
+            raise ExecutionError(f"unknown device {device!r}; choose one of {sorted(k for k in DEVICES if k)}")
         self.driver = DEVICES[device]
         self.where = where
         try:
             self._config = _config(self.driver, threads)
-        except RuntimeError_:
+        except ExecutionError:
             # no such device here: if the artefact could not run on it anyway, say that instead
             probe = _vm_module(rt.VmInstance(), vmfb, where)
             _check_target(_read_signature(probe, where), device, self.driver, where)
@@ -128,10 +142,10 @@ class Model:
         try:
             self._context = rt.SystemContext(vm_modules=[self._vm_module], config=self._config)
         except (RuntimeError, ValueError) as e:
-            raise RuntimeError_(f"{where}: cannot load on {self.driver}: {e}") from None
-        self.inputs = [(n, tuple(s), d) for n, s, d in self.signature["inputs"]]
-        self.outputs = [(n, tuple(s), d) for n, s, d in self.signature["outputs"]]
-        # `run` calls the VM function directly (iree.runtime's generic invoker costs ~10 us a call)
+            raise ExecutionError(f"{where}: cannot load on {self.driver}: {e}") from None
+        self.inputs: list[TensorInfo] = [(n, tuple(s), d) for n, s, d in self.signature["inputs"]]
+        self.outputs: list[TensorInfo] = [(n, tuple(s), d) for n, s, d in self.signature["outputs"]]
+        # `run` calls the VM function directly: iree.runtime's generic invoker adds a per-call cost
         self._vm_fn = self._vm_module.lookup_function("main")
         # compiled with IREE's async ABI (compiler.EXECUTION_MODEL): main(inputs..., wait, signal)
         self._async = str(self._vm_fn.reflection.get("iree.abi.declaration", "")).startswith("async")
@@ -143,13 +157,14 @@ class Model:
                        for n, s, d in self.inputs]
         # compiled with output storage (compiler.output_storage): main(inputs..., outputs..., fences)
         self._storage = bool(self.signature.get("output_storage")) and self.driver in ("local-task", "local-sync")
-        self._staging, self._staging_lock = None, threading.Lock()
+        self._staging: _Staging | None = None
+        self._staging_lock = threading.Lock()
 
     @property
-    def format(self):
+    def format(self) -> str | None:
         return self.signature.get("format")
 
-    def _check_inputs(self, feeds):
+    def _check_inputs(self, feeds: Mapping[str, npt.ArrayLike]) -> list[Array]:
         if type(feeds) is dict and len(feeds) == len(self._exact):  # the common case, checked cheaply
             args = []
             for name, shape, _, want, signless in self._exact:
@@ -183,39 +198,41 @@ class Model:
             args.append(arr if signless is None else arr.view(signless))  # the function takes signless integers
         return args
 
-    def run(self, feeds):
+    def run(self, feeds: Mapping[str, npt.ArrayLike]) -> dict[str, Array]:
         """Run the model; returns {output_name: np.ndarray} in signature order."""
         args = self._check_inputs(feeds)
         try:
             return self._run(args)
         except MemoryError as e:
-            raise RuntimeError_(f"{self.where}: not enough memory for the run's buffers ({e})") from None
+            raise ExecutionError(f"{self.where}: not enough memory for the run's buffers ({e})") from None
 
-    def _run(self, args):
+    def _run(self, args: list[Array]) -> dict[str, Array]:
         if not self._storage:
             return self._run_fresh(args)
         # one run at a time uses the model's own staging buffers; a concurrent one gets its own
         mine = self._staging_lock.acquire(blocking=False)
         try:
-            if mine and self._staging is None:
+            if not mine:
+                return self._run_staged(args, self._new_staging())
+            if self._staging is None:
                 self._staging = self._new_staging()
-            return self._run_staged(args, self._staging if mine else self._new_staging())
+            return self._run_staged(args, self._staging)
         finally:
             if mine:
                 self._staging_lock.release()
 
-    def _new_staging(self):
+    def _new_staging(self) -> _Staging:
         try:
             return _Staging(self._config.device, self._specs())
         except (RuntimeError, ValueError) as e:
-            raise RuntimeError_(f"{self.where}: cannot allocate the run's buffers on {self.driver}: {e}") from None
+            raise ExecutionError(f"{self.where}: cannot allocate the run's buffers on {self.driver}: {e}") from None
 
-    def _specs(self):
+    def _specs(self) -> list[tuple[tuple[int, ...], np.dtype[Any], rt.HalElementType]]:
         """(shape, host dtype, HAL element type) of every input, then every output."""
         return ([(s, _signless(d), t) for (_, s, d), t in zip(self.inputs, self._hal_types)] +
                 [(s, raw, _hal_element_type(d)) for (_, s, d), (_, _, raw, _) in zip(self.outputs, self._result_types)])
 
-    def _invoke(self, arg_list, ret_list):
+    def _invoke(self, arg_list: rt.VmVariantList, ret_list: rt.VmVariantList) -> None:
         import iree.runtime as rt
 
         device = self._config.device
@@ -229,9 +246,9 @@ class Model:
             if self._async:
                 self._wait(semaphore, done)
         except (RuntimeError, ValueError) as e:
-            raise RuntimeError_(f"{self.where}: execution failed on {self.driver}: {e}") from None
+            raise ExecutionError(f"{self.where}: execution failed on {self.driver}: {e}") from None
 
-    def _run_staged(self, args, staging):
+    def _run_staged(self, args: list[Array], staging: _Staging) -> dict[str, Array]:
         """Copy the inputs into the staging buffers, run, and copy the results out of theirs."""
         import iree.runtime as rt
 
@@ -241,12 +258,12 @@ class Model:
         for view in staging.views:
             arg_list.push_ref(view)
         self._invoke(arg_list, rt.VmVariantList(len(self.outputs)))
-        out = {}
+        out: dict[str, Array] = {}
         for (name, _, _, want), host in zip(self._result_types, staging.arrays[len(args):]):
             out[name] = host.copy() if host.dtype == want else host.copy().view(want)  # host has the shape
         return self._with_labels(out)
 
-    def _run_fresh(self, args):
+    def _run_fresh(self, args: list[Array]) -> dict[str, Array]:
         """Run with input buffers allocated for this run and the results the function returns."""
         import iree.runtime as rt
 
@@ -258,16 +275,16 @@ class Model:
                     memory_type=rt.MemoryType.DEVICE_LOCAL, allowed_usage=rt.BufferUsage.DEFAULT,
                     device=device, buffer=arr, element_type=hal_type))
         except (RuntimeError, ValueError) as e:
-            raise RuntimeError_(f"{self.where}: execution failed on {self.driver}: {e}") from None
+            raise ExecutionError(f"{self.where}: execution failed on {self.driver}: {e}") from None
         ret_list = rt.VmVariantList(len(self.outputs))
         self._invoke(arg_list, ret_list)
-        out = {}
+        out: dict[str, Array] = {}
         for i, (name, shape, raw, want) in enumerate(self._result_types):
             host = self._to_host(ret_list.get_variant(i).deref(rt.HalBufferView), raw)
             out[name] = host.view(want).reshape(shape)
         return self._with_labels(out)
 
-    def _wait(self, semaphore, done):
+    def _wait(self, semaphore: rt.HalSemaphore, done: rt.HalFence) -> None:
         """Wait for a run's signal fence. On local-task the caller polls it and yields its core
         to IREE's workers for up to POLL_SECONDS (IREE's own wait spins without yielding), then
         blocks; other drivers block at once."""
@@ -277,7 +294,7 @@ class Model:
                 _yield_core()
         done.wait()
 
-    def _with_labels(self, out):
+    def _with_labels(self, out: dict[str, Array]) -> dict[str, Array]:
         """Classifiers (signature "class_labels"): map the class-index outputs to their labels."""
         labels = self.signature.get("class_labels")
         if not labels:
@@ -288,18 +305,18 @@ class Model:
                 out[name] = table[out[name].astype(np.int64)]
         return out
 
-    def _to_host(self, view, raw):
+    def _to_host(self, view: rt.HalBufferView, raw: np.dtype[Any]) -> Array:
         """Copy a result buffer view into a fresh host array of numpy dtype `raw` (a device-to-host
         queue copy off the CPU, which works where host-pointer import does not)."""
         if self.driver in ("local-task", "local-sync"):
             return np.array(view.get_buffer().map().asarray(list(view.shape), raw), copy=True)
         return _download(self._config.device, view, raw)
 
-    def close(self):
+    def close(self) -> None:
         """Release runtime objects (also done at interpreter exit)."""
         self._vm_fn = self._vm_ctx = self._context = self._vm_module = self._staging = None
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"Model({self.where!r}, device={self.driver!r}, inputs={self.inputs}, outputs={self.outputs})"
 
 
@@ -307,10 +324,13 @@ class _Staging:
     """Host-visible device buffers for one run's inputs and outputs, each mapped once: `views`
     (HAL buffer views to pass) and `arrays` (numpy views of their memory), inputs first."""
 
-    def __init__(self, device, specs):
+    def __init__(self, device: rt.HalDevice,
+                 specs: Iterable[tuple[tuple[int, ...], np.dtype[Any], rt.HalElementType]]) -> None:
         import iree.runtime as rt
 
-        self.views, self.arrays, self._maps = [], [], []
+        self.views: list[rt.HalBufferView] = []
+        self.arrays: list[Array] = []
+        self._maps: list[rt.MappedMemory] = []
         for shape, dtype, hal_type in specs:
             size = max(1, int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize)
             buf = device.allocator.allocate_buffer(
@@ -322,20 +342,21 @@ class _Staging:
             self.views.append(rt.HalBufferView(buf, list(shape), hal_type))
 
 
-def _signless(dtype):
+def _signless(dtype: str) -> np.dtype[Any]:
     """The numpy dtype the compiled function sees for an `nn` dtype (unsigned -> same-width signed)."""
     want = dtypes.to_numpy(dtype)
     return np.dtype(f"i{want.itemsize}") if dtype in dtypes.UNSIGNED else want
 
 
-def _hal_element_type(dtype):
+def _hal_element_type(dtype: str) -> rt.HalElementType:
     """The HAL element type of an input's (signless) host array."""
     from iree.runtime.dtypes import map_dtype_to_hal_element_type
 
     return map_dtype_to_hal_element_type(_signless(dtype))
 
 
-def _download(device, bv, dtype):
+def _download(device: rt.HalDevice, bv: rt.HalBufferView, dtype: np.dtype[Any]) -> Array:
+    """Copy a device buffer view into a fresh host array through a host-visible staging buffer."""
     import iree.runtime as rt
 
     src = bv.get_buffer()
@@ -351,7 +372,8 @@ def _download(device, bv, dtype):
     return host.view(dtype).reshape(bv.shape)
 
 
-def load(artifact_or_path, device=None, threads=None):
+def load(artifact_or_path: Artifact | str | os.PathLike[str] | bytes | bytearray | memoryview,
+         device: str | None = None, threads: int | None = None) -> Model:
     """Load an Artifact, a .vmfb path, or a .vmfb's bytes for `device` (None/"cpu", "vulkan",
     "cuda", ...). Bytes count as a path only when they look like one (no NUL, short)."""
     from estuary.compiler import Artifact
@@ -364,7 +386,7 @@ def load(artifact_or_path, device=None, threads=None):
             isinstance(artifact_or_path, bytes) and (b"\0" in artifact_or_path or len(artifact_or_path) > 4096)):
         return Model(bytes(artifact_or_path), device, "<.vmfb bytes>", threads)
     try:
-        path = os.fspath(artifact_or_path)
+        path = os.fsdecode(artifact_or_path)  # a bytes path is named as text in messages
     except TypeError:
         raise EstuaryError(f"load() takes an Artifact, a .vmfb path or its bytes, got "
                            f"{type(artifact_or_path).__name__}") from None
@@ -376,7 +398,7 @@ def load(artifact_or_path, device=None, threads=None):
     return Model(data, device, path, threads)
 
 
-def _release_all():
+def _release_all() -> None:
     _CONFIGS.clear()
 
 

@@ -16,18 +16,34 @@ promises resolve in place). The spec's TypeError and InvalidStateError are `Type
 importer's VerificationError. A built MLGraph *is* its WebNN JSON document (a dict), so
 `estuary.compile(graph)` and `graph.to_json()` work on it.
 """
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
 import copy
 import json
 import os
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
+import numpy.typing as npt
 
 from estuary import dtypes
 from estuary.dialects.core import TensorSpec
 from estuary.dialects.graph import Graph, free_session, spec_of
 from estuary.errors import EstuaryError
 from estuary.importers.webnn import MAX_ELEMENTS, OPS, load_graph
-from estuary.importers.webnn.registry import OpContext, options_of
+from estuary.importers.webnn.converter import OpContext, options_of
+
+if TYPE_CHECKING:
+    from iree.compiler import ir
+
+    from estuary.dialects.graph import NNModule
+    from estuary.importers.registry import Entry as WebNNOp
+    from estuary.runtime import Model
+
+Array = npt.NDArray[Any]
+# An MLOperandDescriptor: {"dataType": WebNN data type name, "shape": [int, ...]}.
+MLOperandDescriptor = dict[str, Any]
 
 
 class TypeError_(EstuaryError):
@@ -38,12 +54,12 @@ class InvalidStateError(EstuaryError):
     """The JS API's InvalidStateError: the builder has already built its graph."""
 
 
-def _check(cond, message, error=TypeError_):
+def _check(cond: object, message: str, error: type[EstuaryError] = TypeError_) -> None:
     if not cond:
         raise error(message)
 
 
-def _descriptor(desc):
+def _descriptor(desc: Mapping[str, Any]) -> MLOperandDescriptor:
     """A validated MLOperandDescriptor (the spec's "check dimensions")."""
     _check(isinstance(desc, dict) and "dataType" in desc and "shape" in desc,
            f"an MLOperandDescriptor needs 'dataType' and 'shape', got {desc!r}")
@@ -56,7 +72,7 @@ def _descriptor(desc):
     return {"dataType": desc["dataType"], "shape": [int(d) for d in shape]}
 
 
-def _cast_number(x, data_type):
+def _cast_number(x: float | np.number[Any], data_type: str) -> Array:
     """The spec's "cast a number" (§8.2): floats round to nearest (overflow to infinity); integers
     clamp to the type's range, then round half to even, NaN giving 0 (uint32 clamps unsigned: the
     spec's "signed" there is a typo)."""
@@ -68,13 +84,13 @@ def _cast_number(x, data_type):
     return np.array(0 if x != x else round(min(max(x, int(info.min)), int(info.max))), dtype=info.dtype)
 
 
-def _jsonable(v):
+def _jsonable(v: object) -> Any:
     if isinstance(v, (np.ndarray, np.generic)):
         return v.reshape(-1).tolist() if v.ndim else v.item()  # flat lists, as in the JSON layout
     raise TypeError(f"{type(v).__name__} is not a number, string or list")
 
 
-def _plain(value, what):
+def _plain(value: object, what: str) -> Any:
     """A non-operand argument exactly as the JSON loader sees it (lists, numbers, strings)."""
     try:
         return json.loads(json.dumps(value, default=_jsonable))
@@ -85,44 +101,54 @@ def _plain(value, what):
 class MLOperand:
     """An operand of one builder's graph: read-only `.dataType` and `.shape`."""
 
-    def __init__(self, builder, value, producer=None, data=None):
-        self._builder, self._value, self._producer, self._data = builder, value, producer, data
+    def __init__(self, builder: MLGraphBuilder, value: ir.Value, producer: _Operator | None = None,
+                 data: Array | None = None) -> None:
+        self._builder, self._producer, self._data = builder, producer, data
+        self._value: ir.Value | None = value  # None once the builder has built its graph
         spec = spec_of(value)
-        self._desc = {"dataType": spec.dtype, "shape": list(spec.shape)}
+        self._desc: MLOperandDescriptor = {"dataType": spec.dtype, "shape": list(spec.shape)}
 
-    dataType = property(lambda self: self._desc["dataType"])  # noqa: N815 (WebNN spelling)
-    shape = property(lambda self: list(self._desc["shape"]))
+    @property
+    def dataType(self) -> str:  # noqa: N802 (WebNN spelling)
+        return self._desc["dataType"]
 
-    def __repr__(self):
+    @property
+    def shape(self) -> list[int]:
+        return list(self._desc["shape"])
+
+    def __repr__(self) -> str:
         return f"MLOperand({self.dataType}, {self.shape})"
 
 
-class MLGraph(dict):
+class MLGraph(dict[str, Any]):
     """A built graph: the WebNN JSON document (this dict), bound to its context. Holds the `nn`
     module until the first compute() compiles it; the compiled model is cached."""
 
-    def __init__(self, doc, context, outputs, nn):
+    def __init__(self, doc: Mapping[str, Any], context: MLContext, outputs: dict[str, MLOperandDescriptor],
+                 nn: NNModule | None) -> None:
         super().__init__(doc)
-        self._context, self._outputs, self._nn, self._model = context, outputs, nn, None
+        self._context, self._outputs, self._nn = context, outputs, nn
+        self._model: Model | None = None
 
     @property
-    def inputDescriptors(self):  # noqa: N802
+    def inputDescriptors(self) -> dict[str, MLOperandDescriptor]:  # noqa: N802
         return {n: dict(e["descriptor"]) for n, e in self["inputs"].items() if not e.get("constant")}
 
     @property
-    def outputDescriptors(self):  # noqa: N802
+    def outputDescriptors(self) -> dict[str, MLOperandDescriptor]:  # noqa: N802
         return copy.deepcopy(self._outputs)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"MLGraph(inputs={self.inputDescriptors}, outputs={self._outputs})"
 
-    def to_json(self, path=None, weights_file=None):
+    def to_json(self, path: str | os.PathLike[str] | None = None, weights_file: str | None = None) -> str:
         """The JSON text, constants inline as lists; with `path`, also written there. With
         `weights_file` (a file name, written beside `path`) constants become {"file", "byteOffset"}
         references into that little-endian side file."""
         doc = {**self, "inputs": {n: dict(e) for n, e in self["inputs"].items()}}
         if weights_file is not None:
-            _check(path is not None, "to_json(weights_file=...) needs the JSON path too")
+            if path is None:
+                raise TypeError_("to_json(weights_file=...) needs the JSON path too")
             blob = bytearray()
             for entry in doc["inputs"].values():
                 if entry.get("constant"):
@@ -137,7 +163,7 @@ class MLGraph(dict):
                 f.write(text)
         return text
 
-    def _feeds(self, inputs):
+    def _feeds(self, inputs: Mapping[str, npt.ArrayLike]) -> dict[str, Array]:
         """`inputs` checked like the spec's "validate buffer with descriptor" (same data type, same
         element count) and shaped as the descriptors say."""
         _check(isinstance(inputs, dict), f"compute() inputs must be a dict name -> array, got {type(inputs).__name__}")
@@ -159,7 +185,7 @@ class MLGraph(dict):
 class MLContext:
     """A device: "cpu" (llvm-cpu on local-task) or "gpu" (vulkan-spirv on Vulkan)."""
 
-    def __init__(self, options=None):
+    def __init__(self, options: Mapping[str, Any] | None = None) -> None:
         options = {} if options is None else options
         _check(isinstance(options, dict), f"createContext() options must be a dict, got {type(options).__name__}")
         self.deviceType = options.get("deviceType", "cpu")  # noqa: N815
@@ -167,9 +193,11 @@ class MLContext:
         _check(self.deviceType in ("cpu", "gpu"), f"deviceType must be 'cpu' or 'gpu', got {self.deviceType!r}")
         _check(self.powerPreference in ("default", "high-performance", "low-power"),
                f"unknown powerPreference {self.powerPreference!r}")
+        self.target: str
+        self.device: str | None
         self.target, self.device = ("vulkan-spirv", "vulkan") if self.deviceType == "gpu" else ("llvm-cpu", None)
 
-    def compute(self, graph, inputs):
+    def compute(self, graph: MLGraph, inputs: Mapping[str, npt.ArrayLike]) -> dict[str, Array]:
         """Run `graph` on `inputs` ({name: array}); returns {output name: ndarray}."""
         import estuary
 
@@ -186,7 +214,7 @@ class MLContext:
             graph._model = estuary.load(art, device=self.device)
         return graph._model.run(feeds)
 
-    def opSupportLimits(self):  # noqa: N802
+    def opSupportLimits(self) -> dict[str, Any]:  # noqa: N802
         """MLOpSupportLimits: per operation, the data types of each operand and of the output(s)."""
         return _support_limits()
 
@@ -194,25 +222,26 @@ class MLContext:
 class ML:
     """`navigator.ml`."""
 
-    def createContext(self, options=None):  # noqa: N802
+    def createContext(self, options: Mapping[str, Any] | None = None) -> MLContext:  # noqa: N802
         return MLContext(options)
 
 
 class _Operator:
     """One recorded builder call: method name, arguments as given (MLOperands inside), results."""
 
-    def __init__(self, index, name, args, multi):
-        self.index, self.name, self.args, self.multi, self.results = index, name, args, multi, []
+    def __init__(self, index: int, name: str, args: list[tuple[str, Any]], multi: bool) -> None:
+        self.index, self.name, self.args, self.multi = index, name, args, multi
+        self.results: list[MLOperand] = []
 
 
-def _operands_in(v):
+def _operands_in(v: object) -> list[MLOperand]:
     if isinstance(v, MLOperand):
         return [v]
     items = v.values() if isinstance(v, dict) else v if isinstance(v, (list, tuple)) else []
     return [o for x in items for o in _operands_in(x)]
 
 
-def _refs(v, names):
+def _refs(v: object, names: Mapping[MLOperand, str]) -> Any:
     """An argument with its MLOperands replaced by their names (the JSON form)."""
     if isinstance(v, MLOperand):
         return names[v]
@@ -225,59 +254,65 @@ class MLGraphBuilder:
     """Builds a graph call by call; `build(outputs)` seals it. Every operation of `registry.OPS` is
     a method taking the spec's parameters: `b.conv2d(input, filter, {"bias": operand, ...})`."""
 
-    def __init__(self, context):
+    def __init__(self, context: MLContext) -> None:
         _check(isinstance(context, MLContext), "MLGraphBuilder needs an MLContext (ML().createContext())")
         self._context = context
-        self._graph = Graph("<MLGraphBuilder>", "webnn")  # scratch module: types and validation
-        self._inputs, self._constants, self._operators = {}, [], []
+        # scratch module: types and validation; dropped once the graph is built
+        self._graph: Graph | None = Graph("<MLGraphBuilder>", "webnn")
+        self._inputs: dict[str, MLOperand] = {}
+        self._constants: list[MLOperand] = []
+        self._operators: list[_Operator] = []
         self._built = False
 
-    def _check_state(self):
+    def _check_state(self) -> Graph:
+        """The scratch graph; InvalidStateError once the builder has built its graph."""
         _check(not self._built, "this MLGraphBuilder has already built its graph", InvalidStateError)
+        return cast(Graph, self._graph)  # set until built
 
-    def _own(self, v, what):
+    def _own(self, v: object, what: str) -> MLOperand:
         _check(isinstance(v, MLOperand), f"{what} must be an MLOperand, got {type(v).__name__}")
+        v = cast(MLOperand, v)
         _check(v._builder is self, f"{what} is an MLOperand of another MLGraphBuilder")
         return v
 
-    def input(self, name, descriptor):
-        self._check_state()
+    def input(self, name: str, descriptor: Mapping[str, Any]) -> MLOperand:
+        graph = self._check_state()
         _check(isinstance(name, str) and name, f"input name must be a non-empty string, got {name!r}")
         _check(name not in self._inputs, f"the graph already has an input named {name!r}")
         desc = _descriptor(descriptor)
-        self._inputs[name] = MLOperand(self, self._graph.input(name, TensorSpec(desc["shape"], desc["dataType"])))
+        self._inputs[name] = MLOperand(self, graph.input(name, TensorSpec(desc["shape"], desc["dataType"])))
         return self._inputs[name]
 
-    def constant(self, descriptor, value):
+    def constant(self, descriptor: str | Mapping[str, Any], value: Any) -> MLOperand:
         """constant(descriptor, data): an ndarray of the descriptor's type, a list of numbers or a
         bytes-like buffer of the descriptor's byte length. constant(dataType, number): a scalar."""
-        self._check_state()
+        graph = self._check_state()
         if isinstance(descriptor, str):
             desc = _descriptor({"dataType": descriptor, "shape": []})
             array = _cast_number(value, desc["dataType"])
         else:
             desc = _descriptor(descriptor)
             array = _constant_data(desc, value)
-        v = self._graph.constant(array, TensorSpec(desc["shape"], desc["dataType"]), name="constant")
+        v = graph.constant(array, TensorSpec(desc["shape"], desc["dataType"]), name="constant")
         self._constants.append(MLOperand(self, v, data=array))
         return self._constants[-1]
 
-    def __getattr__(self, method):
+    def __getattr__(self, method: str) -> Callable[..., MLOperand | list[MLOperand]]:
         if method.startswith("_") or method not in OPS:
             raise AttributeError(f"MLGraphBuilder has no operation {method!r}")
 
-        def call(*args, **kwargs):
+        def call(*args: Any, **kwargs: Any) -> MLOperand | list[MLOperand]:
             return self._call(OPS[method], args, kwargs)
 
         call.__name__, call.__doc__ = method, f"{method}({', '.join(OPS[method].params)})"
         return call
 
-    def __dir__(self):
-        return sorted(set(super().__dir__()) | set(OPS))
+    def __dir__(self) -> list[str]:
+        return sorted(set(super().__dir__()) | {str(name) for name in OPS})  # WebNN names are strings
 
-    def _call(self, op, args, kwargs):
+    def _call(self, op: WebNNOp, args: Sequence[Any], kwargs: Mapping[str, Any]) -> MLOperand | list[MLOperand]:
         """Make the mapping call the JSON loader makes (GraphLoader._call) and record it."""
-        self._check_state()
+        graph = self._check_state()
         _check(len(args) <= len(op.params), f"{op.name}() takes at most {len(op.params)} arguments "
                f"({', '.join(op.params)}), got {len(args)}")
         given = dict(zip(op.params, args))
@@ -286,8 +321,9 @@ class MLGraphBuilder:
             given[k] = v
         index, options = len(self._operators), given.get("options")
         label = (isinstance(options, dict) and options.get("label")) or f"{op.name}_{index}"
-        c = OpContext(self._graph, op.name, label)
-        values, recorded = [], []
+        c = OpContext(graph, str(op.name), label)
+        values: list[Any] = []
+        recorded: list[tuple[str, Any]] = []
         for p in op.params:
             _check(p in given or p in op.defaults or p == "options", f"{op.name}() is missing argument {p!r} "
                    f"({', '.join(op.params)})")
@@ -306,12 +342,12 @@ class MLGraphBuilder:
             if p in given:
                 recorded.append((p, v))
         result = op.fn(c, *values)
-        record = _Operator(index, op.name, recorded, isinstance(result, list))
+        record = _Operator(index, str(op.name), recorded, isinstance(result, list))
         record.results = [MLOperand(self, r, record) for r in (result if record.multi else [result])]
         self._operators.append(record)
         return list(record.results) if record.multi else record.results[0]
 
-    def build(self, outputs):
+    def build(self, outputs: Mapping[str, MLOperand]) -> MLGraph:
         """Seal the graph: the named outputs and the operators, inputs and constants they need."""
         self._check_state()
         _check(isinstance(outputs, dict) and outputs, "build() needs a non-empty dict {name: MLOperand}")
@@ -320,7 +356,8 @@ class MLGraphBuilder:
             self._own(operand, f"output {name!r}")
             _check(operand._producer is not None, f"output {name!r} is a graph input or constant; outputs "
                    "must be operation results (use identity())")
-        used, stack = set(), list(outputs.values())
+        used: set[MLOperand] = set()
+        stack = list(outputs.values())
         while stack:  # walk back from the outputs, as the spec's build steps do
             o = stack.pop()
             if o not in used:
@@ -331,7 +368,7 @@ class MLGraphBuilder:
         _check(not clash, f"output name(s) {clash} are also input names; the WebNN JSON form has one name space")
         names, taken = {o: n for n, o in inputs.items()}, set(outputs) | set(inputs)
 
-        def fresh(base):  # internal names: stable (creation index), never a user's name
+        def fresh(base: str) -> str:  # internal names: stable (creation index), never a user's name
             while base in taken:
                 base += "_"
             taken.add(base)
@@ -339,7 +376,7 @@ class MLGraphBuilder:
 
         for name, o in outputs.items():
             names.setdefault(o, name)
-        doc = {"inputs": {n: {"descriptor": dict(o._desc)} for n, o in inputs.items()}, "operators": [],
+        doc: dict[str, Any] = {"inputs": {n: {"descriptor": dict(o._desc)} for n, o in inputs.items()}, "operators": [],
                "outputs": list(outputs)}
         for i, o in enumerate(self._constants):
             if o in used:
@@ -361,17 +398,17 @@ class MLGraphBuilder:
         self._free_scratch()
         return graph
 
-    def _free_scratch(self):
+    def _free_scratch(self) -> bool:
         """Once built, the scratch module has served: drop the operands' values in it and free
         its MLIR context and the constants it holds (`free_session`), which otherwise lived as
         long as the process."""
         for o in [*self._inputs.values(), *self._constants, *(r for rec in self._operators for r in rec.results)]:
             o._value = None
-        session, self._graph = self._graph.session, None
+        session, self._graph = cast(Graph, self._graph).session, None
         return free_session(session)
 
 
-def _constant_data(desc, value):
+def _constant_data(desc: MLOperandDescriptor, value: Any) -> Array:
     """Constant data as an array of the descriptor's type and shape (the spec's "validate buffer")."""
     np_type, size = dtypes.to_numpy(desc["dataType"]), int(np.prod(desc["shape"]))
     if isinstance(value, (bytes, bytearray, memoryview)):
@@ -389,24 +426,25 @@ def _constant_data(desc, value):
 
 # opSupportLimits runs every registered mapping on small operands in a scratch graph. Most ops
 # take operands of one shape (rank 2, or 4 for conv/pool); these need their own (hiddenSize 1).
-_PROBE_SHAPES = {
+_PROBE_SHAPES: dict[str, dict[str, list[int]]] = {
     "batchNormalization": {"input": [2, 2, 2, 2], "mean": [2], "variance": [2]},
     "gru": {"input": [1, 1, 2], "weight": [1, 3, 2], "recurrentWeight": [1, 3, 1]},
     "lstm": {"input": [1, 1, 2], "weight": [1, 4, 2], "recurrentWeight": [1, 4, 1]},
     "gruCell": {"input": [1, 2], "weight": [3, 2], "recurrentWeight": [3, 1], "hiddenState": [1, 1]},
     "lstmCell": {"input": [1, 2], "weight": [4, 2], "recurrentWeight": [4, 1], "hiddenState": [1, 1], "cellState": [1, 1]},
 }
-_LIMITS = None
+_LIMITS: dict[str, Any] | None = None
 
 
-def _sample(param, shape):
+def _sample(param: str, shape: list[int]) -> Any:
     """A valid value of a non-operand parameter, for operands of `shape`."""
     zeros = [0] * len(shape)
     return {"axis": 0, "newShape": shape, "starts": zeros, "sizes": shape, "splits": 1, "beginningPadding": zeros,
             "endingPadding": zeros, "steps": 1, "hiddenSize": 1, "type": "float32"}[param]
 
 
-def _probe(graph, op, shapes, types, extra):
+def _probe(graph: Graph, op: WebNNOp, shapes: Mapping[str, list[int]], types: Mapping[str, str],
+           extra: Mapping[str, Any]) -> tuple[list[str], bool] | None:
     """(output dtypes, multi-output?) of one mapping call with operands of `types`, or None."""
     try:
         args = []
@@ -416,19 +454,19 @@ def _probe(graph, op, shapes, types, extra):
             else:
                 v = graph.input(p, TensorSpec(shapes[p], types[p]))
                 args.append([v, v] if p == "inputs" else v)  # concat's inputs: the one list parameter
-        result = op.fn(OpContext(graph, op.name, "probe"), *args)
+        result = op.fn(OpContext(graph, str(op.name), "probe"), *args)
     except Exception:  # any rejection means "not supported"
         return None
     return [spec_of(r).dtype for r in (result if isinstance(result, list) else [result])], isinstance(result, list)
 
 
-def _op_limits(graph, op):
+def _op_limits(graph: Graph, op: WebNNOp) -> dict[str, Any] | None:
     """{operand: {"dataTypes"}, ..., "output(s)": ...} for one op (None if no probe fits). An
     operand's types are those that work with all operands alike or with one operand changed (so
     gather's indices and where's condition show up). Option operands (bias, scale, ...) take the
     input's type in every WebNN op: they get the first operand's types."""
     params = [p for p in op.params if p in op.operands]
-    variants = [{}]
+    variants: list[dict[str, Any]] = [{}]
     if "type" in op.params:
         variants = [{"type": t} for t in dtypes.ALL]
     elif "outputDataType" in (op.options or ()):
@@ -437,7 +475,9 @@ def _op_limits(graph, op):
     one_off = [{**d, q: s} for d in everyone for q in params for s in dtypes.ALL if len(params) > 1 and s != d[q]]
     for shapes in [_PROBE_SHAPES[op.name]] if op.name in _PROBE_SHAPES else \
             [dict.fromkeys(params, shape) for shape in ([2, 2], [2, 2, 2, 2])]:
-        accepted, outputs, multi = {p: set() for p in params}, set(), False
+        accepted: dict[str, set[str]] = {p: set() for p in params}
+        outputs: set[str] = set()
+        multi = False
         for types in everyone + one_off:
             for found in filter(None, (_probe(graph, op, shapes, types, extra) for extra in variants)):
                 outputs.update(found[0])
@@ -453,11 +493,11 @@ def _op_limits(graph, op):
     return None
 
 
-def _support_limits():
-    """MLOpSupportLimits, computed once (about a second), returned as a fresh copy."""
+def _support_limits() -> dict[str, Any]:
+    """MLOpSupportLimits, computed once (it probes every mapping), returned as a fresh copy."""
     global _LIMITS
     if _LIMITS is None:
         graph, every = Graph("<opSupportLimits>", "webnn"), {"dataTypes": list(dtypes.ALL)}
         _LIMITS = {"preferredInputLayout": "nchw", "input": every, "constant": every, "output": every}
-        _LIMITS.update({op.name: lim for op in OPS.values() if (lim := _op_limits(graph, op)) is not None})
+        _LIMITS.update({str(op.name): lim for op in OPS.values() if (lim := _op_limits(graph, op)) is not None})
     return copy.deepcopy(_LIMITS)

@@ -1,5 +1,5 @@
 """WebNN mappings: activation functions."""
-from estuary.importers.webnn.registry import webnn_op
+from estuary.importers.webnn.ops import OPS
 
 # WebNN method -> (nn op, {option name: nn attribute})
 _UNARY = {
@@ -24,15 +24,15 @@ def _unary(nn_name, option_map):
 
 
 for _js, (_nn, _opts) in _UNARY.items():
-    webnn_op(_js, ["input", "options"], operands=["input"], options=list(_opts))(_unary(_nn, _opts))
+    OPS.op(_js, params=["input", "options"], operands=["input"], options=list(_opts))(_unary(_nn, _opts))
 
 
-@webnn_op("prelu", ["input", "slope", "options"], operands=["input", "slope"], options=[])
+@OPS.op("prelu", params=["input", "slope", "options"], operands=["input", "slope"], options=[])
 def prelu(c, input, slope, options):
     return c.op("prelu", [input, slope])
 
 
-@webnn_op("softmax", ["input", "axis", "options"], operands=["input"], options=[])
+@OPS.op("softmax", params=["input", "axis", "options"], operands=["input"], options=[])
 def softmax(c, input, axis, options):
     c.check(isinstance(axis, int) and not isinstance(axis, bool), f"axis must be an integer, got {axis!r}")
     return c.op("softmax", [input], axis=axis)

@@ -1,5 +1,5 @@
 """WebNN mappings: conv2d, convTranspose2d."""
-from estuary.importers.webnn.registry import webnn_op
+from estuary.importers.webnn.ops import OPS
 
 _COMMON = {"padding": "padding", "strides": "strides", "dilations": "dilations", "groups": "groups",
            "inputLayout": "input_layout", "filterLayout": "filter_layout"}
@@ -9,7 +9,7 @@ def _attrs(options, names):
     return {attr: options.get(js) for js, attr in names.items()}
 
 
-@webnn_op("conv2d", ["input", "filter", "options"], operands=["input", "filter"],
+@OPS.op("conv2d", params=["input", "filter", "options"], operands=["input", "filter"],
           options=list(_COMMON), option_operands=["bias"])
 def conv2d(c, input, filter, options):
     return c.op("conv2d", [input, filter, options.get("bias")], **_attrs(options, _COMMON))
@@ -18,7 +18,7 @@ def conv2d(c, input, filter, options):
 _TRANSPOSE = dict(_COMMON, outputPadding="output_padding", outputSizes="output_sizes")
 
 
-@webnn_op("convTranspose2d", ["input", "filter", "options"], operands=["input", "filter"],
+@OPS.op("convTranspose2d", params=["input", "filter", "options"], operands=["input", "filter"],
           options=list(_TRANSPOSE), option_operands=["bias"])
 def conv_transpose2d(c, input, filter, options):
     return c.op("conv_transpose2d", [input, filter, options.get("bias")], **_attrs(options, _TRANSPOSE))

@@ -1,7 +1,7 @@
 """WebNN mappings: element-wise binary/unary/logical ops, cast, clamp, where (§7.7.7-8, 12-14, 47)."""
 import math
 
-from estuary.importers.webnn.registry import webnn_op
+from estuary.importers.webnn.ops import OPS
 
 _BINARY = {"add": "add", "sub": "sub", "mul": "mul", "div": "div", "max": "max", "min": "min",
            "pow": "pow", "equal": "equal", "greater": "greater", "greaterOrEqual": "greater_or_equal",
@@ -26,26 +26,26 @@ def _unary(nn_name, param):
 
 
 for _js, _nn in _BINARY.items():
-    webnn_op(_js, ["a", "b", "options"], operands=["a", "b"], options=[])(_binary(_nn))
+    OPS.op(_js, params=["a", "b", "options"], operands=["a", "b"], options=[])(_binary(_nn))
 
 for _js, _nn in _UNARY.items():
     _param = "a" if _js == "logicalNot" else "input"
-    webnn_op(_js, [_param, "options"], operands=[_param], options=[])(_unary(_nn, _param))
+    OPS.op(_js, params=[_param, "options"], operands=[_param], options=[])(_unary(_nn, _param))
 
 
-@webnn_op("cast", ["input", "type", "options"], operands=["input"], options=[])
+@OPS.op("cast", params=["input", "type", "options"], operands=["input"], options=[])
 def cast(c, input, type, options):
     return c.op("cast", [input], to=type)
 
 
-@webnn_op("clamp", ["input", "options"], operands=["input"], options=["minValue", "maxValue"])
+@OPS.op("clamp", params=["input", "options"], operands=["input"], options=["minValue", "maxValue"])
 def clamp(c, input, options):
     lo = options.get("minValue", -math.inf)
     hi = options.get("maxValue", math.inf)
     return c.op("clamp", [input], min_value=lo, max_value=hi)
 
 
-@webnn_op("where", ["condition", "trueValue", "falseValue", "options"],
+@OPS.op("where", params=["condition", "trueValue", "falseValue", "options"],
           operands=["condition", "trueValue", "falseValue"], options=[])
 def where(c, condition, true_value, false_value, options):
     return c.op("where", [condition, true_value, false_value])

@@ -1,22 +1,22 @@
 """WebNN mappings: batchNormalization, instanceNormalization, layerNormalization."""
-from estuary.importers.webnn.registry import webnn_op
+from estuary.importers.webnn.ops import OPS
 
 
-@webnn_op("batchNormalization", ["input", "mean", "variance", "options"], operands=["input", "mean", "variance"],
+@OPS.op("batchNormalization", params=["input", "mean", "variance", "options"], operands=["input", "mean", "variance"],
           options=["axis", "epsilon"], option_operands=["scale", "bias"])
 def batch_normalization(c, input, mean, variance, options):
     return c.op("batch_normalization", [input, mean, variance, options.get("scale"), options.get("bias")],
                 axis=options.get("axis"), epsilon=options.get("epsilon"))
 
 
-@webnn_op("instanceNormalization", ["input", "options"], operands=["input"], options=["epsilon", "layout"],
+@OPS.op("instanceNormalization", params=["input", "options"], operands=["input"], options=["epsilon", "layout"],
           option_operands=["scale", "bias"])
 def instance_normalization(c, input, options):
     return c.op("instance_normalization", [input, options.get("scale"), options.get("bias")],
                 epsilon=options.get("epsilon"), layout=options.get("layout"))
 
 
-@webnn_op("layerNormalization", ["input", "options"], operands=["input"], options=["axes", "epsilon"],
+@OPS.op("layerNormalization", params=["input", "options"], operands=["input"], options=["axes", "epsilon"],
           option_operands=["scale", "bias"])
 def layer_normalization(c, input, options):
     axes = options.get("axes")

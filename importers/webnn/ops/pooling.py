@@ -3,7 +3,7 @@
 Defaults (global window, zero padding, unit strides and dilations, "nchw", "floor") are the nn
 attributes' defaults; every validation step lives in the nn type rules.
 """
-from estuary.importers.webnn.registry import webnn_op
+from estuary.importers.webnn.ops import OPS
 
 _OPTIONS = {"windowDimensions": "window_dimensions", "padding": "padding", "strides": "strides",
             "dilations": "dilations", "layout": "layout", "roundingType": "rounding_type",
@@ -23,10 +23,10 @@ def _pool(nn_name):
 
 
 for _js, _nn in {"averagePool2d": "average_pool2d", "l2Pool2d": "l2_pool2d", "maxPool2d": "max_pool2d"}.items():
-    webnn_op(_js, ["input", "options"], operands=["input"], options=[*_OPTIONS, _ROUNDING_ALIAS])(_pool(_nn))
+    OPS.op(_js, params=["input", "options"], operands=["input"], options=[*_OPTIONS, _ROUNDING_ALIAS])(_pool(_nn))
 
 
-@webnn_op("resample2d", ["input", "options"], operands=["input"], options=["mode", "scales", "sizes", "axes"])
+@OPS.op("resample2d", params=["input", "options"], operands=["input"], options=["mode", "scales", "sizes", "axes"])
 def resample2d(c, input, options):
     return c.op("resample2d", [input], mode=options.get("mode"), scales=options.get("scales"),
                 sizes=options.get("sizes"), axes=options.get("axes"))

@@ -3,7 +3,7 @@
 Option defaults (resetAfter, returnSequence, direction, layout, activations) are the nn
 attributes' defaults; gru, lstm and lstmCell return sequences of operands, as the spec's methods do.
 """
-from estuary.importers.webnn.registry import webnn_op
+from estuary.importers.webnn.ops import OPS
 
 
 def _int(c, v, what):
@@ -17,7 +17,7 @@ def _as_list(result):
     return result if isinstance(result, list) else [result]
 
 
-@webnn_op("gru", ["input", "weight", "recurrentWeight", "steps", "hiddenSize", "options"],
+@OPS.op("gru", params=["input", "weight", "recurrentWeight", "steps", "hiddenSize", "options"],
           operands=["input", "weight", "recurrentWeight"],
           options=["resetAfter", "returnSequence", "direction", "layout", "activations"],
           option_operands=["bias", "recurrentBias", "initialHiddenState"])
@@ -30,7 +30,7 @@ def gru(c, input, weight, recurrent_weight, steps, hidden_size, o):
     return _as_list(result)
 
 
-@webnn_op("gruCell", ["input", "weight", "recurrentWeight", "hiddenState", "hiddenSize", "options"],
+@OPS.op("gruCell", params=["input", "weight", "recurrentWeight", "hiddenState", "hiddenSize", "options"],
           operands=["input", "weight", "recurrentWeight", "hiddenState"],
           options=["resetAfter", "layout", "activations"], option_operands=["bias", "recurrentBias"])
 def gru_cell(c, input, weight, recurrent_weight, hidden_state, hidden_size, o):
@@ -39,7 +39,7 @@ def gru_cell(c, input, weight, recurrent_weight, hidden_state, hidden_size, o):
                 layout=o.get("layout"), activations=o.get("activations"))
 
 
-@webnn_op("lstm", ["input", "weight", "recurrentWeight", "steps", "hiddenSize", "options"],
+@OPS.op("lstm", params=["input", "weight", "recurrentWeight", "steps", "hiddenSize", "options"],
           operands=["input", "weight", "recurrentWeight"],
           options=["returnSequence", "direction", "layout", "activations"],
           option_operands=["bias", "recurrentBias", "peepholeWeight", "initialHiddenState", "initialCellState"])
@@ -51,7 +51,7 @@ def lstm(c, input, weight, recurrent_weight, steps, hidden_size, o):
                 activations=o.get("activations"))
 
 
-@webnn_op("lstmCell", ["input", "weight", "recurrentWeight", "hiddenState", "cellState", "hiddenSize", "options"],
+@OPS.op("lstmCell", params=["input", "weight", "recurrentWeight", "hiddenState", "cellState", "hiddenSize", "options"],
           operands=["input", "weight", "recurrentWeight", "hiddenState", "cellState"],
           options=["layout", "activations"], option_operands=["bias", "recurrentBias", "peepholeWeight"])
 def lstm_cell(c, input, weight, recurrent_weight, hidden_state, cell_state, hidden_size, o):

@@ -1,5 +1,5 @@
 """WebNN mappings: reduce* (§7.7.34) and argMin/argMax (§7.7.5)."""
-from estuary.importers.webnn.registry import webnn_op
+from estuary.importers.webnn.ops import OPS
 
 _REDUCE = {"reduceSum": "reduce_sum", "reduceMean": "reduce_mean", "reduceMax": "reduce_max",
            "reduceMin": "reduce_min", "reduceProduct": "reduce_product", "reduceL1": "reduce_l1",
@@ -28,7 +28,7 @@ def _reduce(nn_name):
 
 
 for _js, _nn in _REDUCE.items():
-    webnn_op(_js, ["input", "options"], operands=["input"], options=["axes", "keepDimensions"])(_reduce(_nn))
+    OPS.op(_js, params=["input", "options"], operands=["input"], options=["axes", "keepDimensions"])(_reduce(_nn))
 
 
 def _arg(nn_name):
@@ -39,7 +39,7 @@ def _arg(nn_name):
     return fn
 
 
-webnn_op("argMax", ["input", "axis", "options"], operands=["input"],
+OPS.op("argMax", params=["input", "axis", "options"], operands=["input"],
          options=["keepDimensions", "outputDataType"])(_arg("arg_max"))
-webnn_op("argMin", ["input", "axis", "options"], operands=["input"],
+OPS.op("argMin", params=["input", "axis", "options"], operands=["input"],
          options=["keepDimensions", "outputDataType"])(_arg("arg_min"))

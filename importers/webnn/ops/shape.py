@@ -1,5 +1,5 @@
 """WebNN mappings: reshape, transpose, concat, slice, split, pad, expand, gather, triangular."""
-from estuary.importers.webnn.registry import webnn_op
+from estuary.importers.webnn.ops import OPS
 
 
 def _ints(c, value, what):
@@ -21,29 +21,29 @@ def _number(c, value, what):
     return value
 
 
-@webnn_op("reshape", ["input", "newShape", "options"], operands=["input"], options=[])
+@OPS.op("reshape", params=["input", "newShape", "options"], operands=["input"], options=[])
 def reshape(c, input, new_shape, options):
     return c.op("reshape", [input], new_shape=_ints(c, new_shape, "newShape"))
 
 
-@webnn_op("transpose", ["input", "options"], operands=["input"], options=["permutation"])
+@OPS.op("transpose", params=["input", "options"], operands=["input"], options=["permutation"])
 def transpose(c, input, options):
     perm = options.get("permutation")
     return c.op("transpose", [input], permutation=None if perm is None else _ints(c, perm, "permutation"))
 
 
-@webnn_op("concat", ["inputs", "axis", "options"], operands=["inputs"], options=[])
+@OPS.op("concat", params=["inputs", "axis", "options"], operands=["inputs"], options=[])
 def concat(c, inputs, axis, options):
     c.check(isinstance(inputs, list), "inputs must be a list of operands")
     return c.op("concat", [inputs], axis=_int(c, axis, "axis"))
 
 
-@webnn_op("slice", ["input", "starts", "sizes", "options"], operands=["input"], options=[])
+@OPS.op("slice", params=["input", "starts", "sizes", "options"], operands=["input"], options=[])
 def slice_(c, input, starts, sizes, options):
     return c.op("slice", [input], starts=_ints(c, starts, "starts"), sizes=_ints(c, sizes, "sizes"))
 
 
-@webnn_op("split", ["input", "splits", "options"], operands=["input"], options=["axis"])
+@OPS.op("split", params=["input", "splits", "options"], operands=["input"], options=["axis"])
 def split(c, input, splits, options):
     axis = _int(c, options.get("axis", 0), "axis")
     shape = c.spec(input).shape
@@ -56,7 +56,7 @@ def split(c, input, splits, options):
     return result if isinstance(result, list) else [result]
 
 
-@webnn_op("pad", ["input", "beginningPadding", "endingPadding", "options"], operands=["input"],
+@OPS.op("pad", params=["input", "beginningPadding", "endingPadding", "options"], operands=["input"],
           options=["mode", "value"])
 def pad(c, input, beginning, ending, options):
     return c.op("pad", [input], beginning_padding=_ints(c, beginning, "beginningPadding"),
@@ -64,17 +64,17 @@ def pad(c, input, beginning, ending, options):
                 value=_number(c, options.get("value", 0), "value"))
 
 
-@webnn_op("expand", ["input", "newShape", "options"], operands=["input"], options=[])
+@OPS.op("expand", params=["input", "newShape", "options"], operands=["input"], options=[])
 def expand(c, input, new_shape, options):
     return c.op("expand", [input], new_shape=_ints(c, new_shape, "newShape"))
 
 
-@webnn_op("gather", ["input", "indices", "options"], operands=["input", "indices"], options=["axis"])
+@OPS.op("gather", params=["input", "indices", "options"], operands=["input", "indices"], options=["axis"])
 def gather(c, input, indices, options):
     return c.op("gather", [input, indices], axis=_int(c, options.get("axis", 0), "axis"))
 
 
-@webnn_op("triangular", ["input", "options"], operands=["input"], options=["upper", "diagonal"])
+@OPS.op("triangular", params=["input", "options"], operands=["input"], options=["upper", "diagonal"])
 def triangular(c, input, options):
     upper = options.get("upper", True)
     c.check(isinstance(upper, bool), f"upper must be a boolean, got {upper!r}")

@@ -1,0 +1,253 @@
+"""Applies the tile policy (tile_rules.py) to a module IREE has configured: finds each dispatch's
+root op by its shape and indexing maps, reads IREE's `lowering_config`, and writes the rule's
+choice back. Runs between IREE's `executable-configurations` phase and code generation
+(phases.py), on every AVX-512 or AVX2 llvm-cpu variant."""
+import re
+
+from iree.compiler import ir
+
+from estuary.backends.llvm_cpu.tile_rules import (MATVEC_TAG, PIPELINE, TRANSFORM_ROWS, TRANSFORM_TERMS, UNIT_TAG,
+                                                  batch_mmt4d_tiles, blocked_pointwise_tiles, conv_tiles,
+                                                  depthwise_tiles, image_conv_tiles, matvec_tiles, pointwise_tiles,
+                                                  softmax_tiles, transform_tiles, transpose_tiles, unit_tiles)
+
+_KEYS = ("distribution", "vector_common_parallel", "vector_reduction", "vector_inner_parallel")
+_POINTWISE_MAPS = ("(d0, d1, d2, d3) -> (d3, d2)", "(d0, d1, d2, d3) -> (d0, d1, d2)")
+_BLOCKED_MAPS = {  # weights, output: unstrided (IREE folded the pixel loops) and strided
+    3: ("(d0, d1, d2, d3) -> (d1, d3, d2)", "(d0, d1, d2, d3) -> (d0, d1, d2)"),
+    4: ("(d0, d1, d2, d3, d4) -> (d2, d4, d3)", "(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)"),
+}
+_TRANSPOSE_MAPS = ["affine_map<(d0, d1, d2) -> (d0, d1, d2)>", "affine_map<(d0, d1, d2) -> (d1, d2, d0)>"]
+
+
+def _ints(text, key):
+    m = re.search(key + r" = \[([0-9, ]*)\]", text)
+    return [int(x) for x in m.group(1).split(",") if x.strip()] if m else None
+
+
+def _transform_dim(op):
+    """The loop a Winograd transform generic indexes its constant coefficient vectors with (at
+    least TRANSFORM_TERMS 1-D `arith.constant` inputs of at most TRANSFORM_ROWS elements, all on
+    one loop other than the innermost; a per-channel constant such as a bias is on the
+    innermost), else None."""
+    if op.name != "linalg.generic" or "indexing_maps" not in op.attributes or len(op.results) != 1:
+        return None
+    iterators = str(op.attributes["iterator_types"])
+    if "reduction" in iterators:
+        return None
+    rank = iterators.count("parallel")
+    dims = []
+    for operand, m in zip(op.operands, ir.ArrayAttr(op.attributes["indexing_maps"])):
+        owner = operand.owner
+        shape = _shape(operand)
+        if isinstance(owner, ir.Block) or owner.name != "arith.constant" or shape is None or len(shape) != 1:
+            continue
+        expr = str(ir.AffineMapAttr(m).value).split("-> (")[-1].rstrip(")")
+        if re.fullmatch(r"d\d+", expr) and int(expr[1:]) != rank - 1 and shape[0] <= TRANSFORM_ROWS:
+            dims.append(int(expr[1:]))
+    return dims[0] if len(dims) >= TRANSFORM_TERMS and len(set(dims)) == 1 else None
+
+
+def _retune_transform(func):
+    """Give the root of a dispatch holding a Winograd transform pass `transform_tiles`."""
+    ops = list(_blocks(func))
+    dims = [d for d in (_transform_dim(o) for o in ops) if d is not None]
+    roots = [o for o in ops if "lowering_config" in o.attributes and o.results]
+    if len(dims) != 1 or len(roots) != 1:
+        return 0
+    root = roots[0]
+    extents = _shape(root.results[0])
+    text = str(root.attributes["lowering_config"])
+    lists = [_ints(text, k) for k in ("distribution", "vector_common_parallel")]
+    if extents is None or None in lists or "vector_reduction" in text:
+        return 0
+    choice = transform_tiles(extents, dims[0], *lists)
+    if not choice:
+        return 0
+    root.attributes["lowering_config"] = _lowering_config(dict(zip(_KEYS, choice)))
+    return 1
+
+
+def _retune_unit_products(func, lanes, workers):
+    """Give a dispatch rooted at a column-vector product `unit_tiles`, and every other op in it
+    (its fill and fused consumers: an LSTM's gate math) the same column vector steps."""
+    ops = [op for op in _blocks(func) if "lowering_config" in op.attributes]
+    roots = [op for op in ops if UNIT_TAG in op.attributes and op.results]
+    if len(roots) != 1:
+        return 0
+    out = _shape(roots[0].results[0])
+    choice = unit_tiles(out, lanes, workers) if out is not None else None
+    if choice is None:
+        return 0
+    others = [op for op in ops if op is not roots[0]]
+    step = choice[1][:len(out)]
+    if any(len(_ints(str(op.attributes["lowering_config"]), "vector_common_parallel") or []) != len(step)
+           for op in others):
+        return 0
+    roots[0].attributes["lowering_config"] = _config(*choice)
+    for op in others:
+        op.attributes["lowering_config"] = _lowering_config({"vector_common_parallel": step})
+    return 1
+
+
+def _retune_softmax(func):
+    """Apply `softmax_tiles` to every configured op of a softmax dispatch (all of them, or
+    none: IREE's tiles for the fused ops must agree)."""
+    ops = [op for op in _blocks(func) if "lowering_config" in op.attributes]
+    rows = [_shape(op.operands[0]) for op in ops if op.name == "linalg.generic" and op.operands]
+    if not ops or not rows or None in rows:
+        return 0
+    choices = []
+    for op in ops:
+        text = str(op.attributes["lowering_config"])
+        tiles = {k: v for k in _KEYS if (v := _ints(text, k)) is not None}
+        choices.append(softmax_tiles(rows[0][-1], tiles))
+    if None in choices:
+        return 0
+    for op, tiles in zip(ops, choices):
+        op.attributes["lowering_config"] = _lowering_config(tiles)
+    return 1
+
+
+def _lowering_config(tiles):
+    """An #iree_cpu.lowering_config of `tiles` ({key in _KEYS: list})."""
+    body = ", ".join(f"{k} = {tiles[k]}" for k in _KEYS if k in tiles)
+    return ir.Attribute.parse(f"#iree_cpu.lowering_config<{body}>")
+
+
+def _config(distribution, vector, reduction):
+    return _lowering_config(dict(zip(_KEYS, (distribution, vector, reduction))))
+
+
+def _shape(value):
+    """The static shape of a ranked tensor value, else None."""
+    try:
+        return list(ir.RankedTensorType(value.type).shape)
+    except ValueError:
+        return None
+
+
+def _blocks(op):
+    for region in op.regions:
+        for block in region.blocks:
+            yield from (o.operation for o in block.operations)
+
+
+def _is_pointwise(op):
+    """A 1x1 convolution as passes/lowering/pointwise.py builds it: loops (oh, ow, f, c), weights
+    [C, F]. Matched by shape, since IREE rebuilds the op (dropping its tag) when it folds the
+    unit batch dimension."""
+    return _product_with_maps(op, _POINTWISE_MAPS)
+
+
+def _is_blocked_pointwise(op, out):
+    """A 1x1 convolution with blocked weights as passes/lowering/pointwise.py builds it on AVX2
+    (`out` is its result shape), matched by shape as `_is_pointwise` is."""
+    return out is not None and len(out) in _BLOCKED_MAPS and _product_with_maps(op, _BLOCKED_MAPS[len(out)])
+
+
+def _product_with_maps(op, maps):
+    """Whether `op` is a one-result linalg.generic whose weights' and output's indexing maps are
+    `maps` and whose only reduction loop is its last (the loop count is the maps')."""
+    if op.name != "linalg.generic" or "indexing_maps" not in op.attributes or len(op.results) != 1:
+        return False
+    found = [str(m) for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
+    iters = str(op.attributes["iterator_types"])
+    return (len(found) == 3 and all(m in found[i + 1] for i, m in enumerate(maps))
+            and iters.count("reduction") == 1 and iters.rstrip("]").endswith("reduction>"))
+
+
+def _transposed_image(op):
+    """The [C, H, W] shape a channels-last transpose copies (a generic with maps (c, h, w) ->
+    (h, w, c) whose body only yields its input), else None."""
+    if op.name != "linalg.generic" or "indexing_maps" not in op.attributes or len(op.operands) != 2:
+        return None
+    body = [o.operation.name for o in op.regions[0].blocks[0].operations]
+    if body != ["linalg.yield"] or [str(m) for m in ir.ArrayAttr(op.attributes["indexing_maps"])] != _TRANSPOSE_MAPS:
+        return None
+    return _shape(op.operands[0])
+
+
+def _retune_function(func, conv, lanes, workers):
+    changed = 0
+    for op in _blocks(func):
+        if "lowering_config" not in op.attributes or not op.results:
+            continue
+        image = _transposed_image(op)
+        if image is not None:
+            choice = transpose_tiles(image, workers)
+            if choice:
+                op.attributes["lowering_config"] = _lowering_config(choice)
+                changed += 1
+            continue
+        text = str(op.attributes["lowering_config"])
+        lists = [_ints(text, k) for k in ("distribution", "vector_common_parallel", "vector_reduction")]
+        if None in lists:
+            continue
+        choice = None
+        out = _shape(op.results[0])
+        if op.name == "linalg.batch_mmt4d":
+            choice = batch_mmt4d_tiles(out, *lists, workers=workers)
+        elif MATVEC_TAG in op.attributes:
+            reduced = _shape(op.operands[0]) if op.operands else None
+            extents = out + [reduced[-1]] if reduced and out is not None else None
+            choice = matvec_tiles(reduced[-1], *lists, extents=extents, workers=workers) if reduced else None
+        elif _is_blocked_pointwise(op, out):
+            choice = blocked_pointwise_tiles(out, lists[0], lanes, workers)
+        elif _is_pointwise(op):
+            choice = pointwise_tiles(out, *lists, lanes=lanes, workers=workers) if out is not None else None
+        elif conv and len(op.results) == 1:
+            filt = _shape(op.operands[1]) if len(op.operands) > 1 else None  # [KH, KW, C, F]
+            window = filt[0] * filt[1] * filt[2] if filt is not None and len(filt) == 4 else None
+            if out is None:
+                choice = None
+            elif len(lists[0]) == 6:
+                choice = depthwise_tiles(out, *lists)
+            else:
+                choice = conv_tiles(out, *lists, window=window, lanes=lanes, workers=workers)
+                if choice is None and lanes == 16 and filt is not None and len(filt) == 4:
+                    choice = image_conv_tiles(out, filt, *lists, workers=workers)
+        if choice:
+            op.attributes["lowering_config"] = _config(*choice)
+            changed += 1
+    return changed
+
+
+def vector_lanes(target):
+    """float32 lanes of the widest vector registers an llvm-cpu variant's target attribute
+    enables: 16 with AVX-512, 8 with AVX2, else None (no rule here was measured there)."""
+    features = re.search(r'cpu_features = "([^"]*)"', target)
+    features = set(features.group(1).split(",")) if features else set()
+    if "-avx512f" not in features and "+avx512f" in features:
+        return 16
+    if "-avx2" not in features and "+avx2" in features:
+        return 8
+    return None
+
+
+def retune(module, workers):
+    """Rewrite the convolution and recurrent-product tiles of every AVX-512 or AVX2 llvm-cpu
+    variant in a module configured by IREE (phase `executable-configurations`) for `workers`
+    CPU workers; returns how many ops changed."""
+    changed = 0
+
+    def visit(op, lanes):
+        nonlocal changed
+        if op.name == "hal.executable.variant":
+            lanes = vector_lanes(str(op.attributes["target"]))
+        if op.name == "func.func":
+            info = op.attributes["translation_info"] if "translation_info" in op.attributes else None
+            if lanes and info is not None:
+                softmax = "_softmax_" in str(op.attributes["sym_name"])  # IREE names dispatches by their root op
+                if softmax:
+                    changed += _retune_softmax(op)
+                else:
+                    changed += (_retune_unit_products(op, lanes, workers) or _retune_transform(op)
+                                or _retune_function(op, PIPELINE in str(info), lanes, workers))
+            return
+        for child in _blocks(op):
+            visit(child, lanes)
+
+    visit(module, None)
+    return changed
+

@@ -1,0 +1,55 @@
+"""CompileOptions: made once, handed to every pass; textual pass options for estuary-opt."""
+import pytest
+
+import estuary
+from estuary.backends import CompileOptions, targets
+from estuary.cli import opt_main
+
+
+def test_create_resolves_the_derived_fields():
+    cpu = CompileOptions.create("llvm-cpu", cpu="x86-64-v3", optimize=True, workers=4)
+    assert (cpu.cpu_lanes, cpu.winograd, cpu.retile, cpu.workers) == (8, True, True, 4)
+    off = CompileOptions.create("llvm-cpu", cpu="x86-64-v3", optimize=True, disable_passes=["cpu-tiles", "cpu-winograd"])
+    assert (off.cpu_lanes, off.winograd, off.retile) == (None, False, False)
+    gpu = CompileOptions.create("vulkan-spirv", optimize=True)
+    assert gpu.gpu and not gpu.retile and not gpu.winograd and gpu.cpu_lanes is None
+    assert CompileOptions.create("llvm-cpu", cpu="znver4").workers == 8  # a named CPU: not this machine's cores
+
+
+def test_bad_options_are_clear_errors():
+    with pytest.raises(estuary.EstuaryError, match="unknown target 'tpu'"):
+        CompileOptions.create("tpu")
+    with pytest.raises(estuary.EstuaryError, match="workers must be a whole number"):
+        CompileOptions.create("llvm-cpu", workers=0)
+    with pytest.raises(estuary.EstuaryError, match="unknown pass option 'lanes=8'"):
+        CompileOptions.parse("lanes=8")
+    with pytest.raises(estuary.EstuaryError, match="bad value for pass option 'cpu-lanes'"):
+        CompileOptions.parse("cpu-lanes=eight")
+
+
+def test_parse_is_mlir_textual_form():
+    o = CompileOptions.parse("target=vulkan-spirv cpu-lanes=8 winograd=true disabled=nn-cse,nn-dce workers=4")
+    assert (o.target, o.cpu_lanes, o.winograd, o.disabled, o.workers) == (
+        "vulkan-spirv", 8, True, frozenset({"nn-cse", "nn-dce"}), 4)
+    assert CompileOptions.parse("") == CompileOptions()
+
+
+def test_flags_follow_the_options():
+    flags = targets.get("llvm-cpu").flags(CompileOptions(cpu="generic", extra_flags=("--x",)), keep_f64=True)
+    assert "--iree-llvmcpu-target-cpu=generic" in flags and flags[-2:] == ["--x", "--iree-input-demote-f64-to-f32=false"]
+    vulkan = targets.get("vulkan-spirv")
+    assert any(f.startswith("--iree-vulkan-target-features") for f in vulkan.flags(CompileOptions("vulkan-spirv")))
+    own = vulkan.flags(CompileOptions("vulkan-spirv", extra_flags=("--iree-vulkan-target=rdna3",)))
+    assert not any(f.startswith("--iree-vulkan-target-features") for f in own)
+
+
+def test_estuary_opt_takes_pass_options(tmp_path, capsys):
+    src = tmp_path / "m.mlir"
+    src.write_text('func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {\n'
+                   '  %0 = "nn.softplus"(%x) : (tensor<4xf32>) -> tensor<4xf32>\n  return %0 : tensor<4xf32>\n}\n')
+    assert opt_main([str(src), "--lower-nn-to-tosa"]) == 0
+    assert "math.log1p" in capsys.readouterr().out
+    assert opt_main([str(src), "--lower-nn-to-tosa=target=vulkan-spirv"]) == 0
+    assert "math.log1p" not in capsys.readouterr().out
+    assert opt_main([str(src), "--lower-nn-to-tosa=lanes=8"]) == 1
+    assert "unknown pass option" in capsys.readouterr().err
