@@ -69,9 +69,6 @@ class CompileOptions:
 
         return targets.get(self.target).gpu
 
-    def replace(self, **changes: object) -> CompileOptions:
-        return dataclasses.replace(self, **changes)  # type: ignore[arg-type]
-
     @classmethod
     def parse(cls, text: str, base: CompileOptions | None = None) -> CompileOptions:
         """Options in MLIR's textual pass-option form, space-separated `key=value` pairs:

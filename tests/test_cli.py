@@ -120,3 +120,20 @@ def test_vmfb_for_other_target(model, tmp_path):
     r = cli("estuary", "compile", model, "--target", "cuda", "-o", tmp_path / "m_cuda.vmfb", "--quiet")
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "m_cuda.vmfb").stat().st_size > 1000
+
+
+def test_internal_errors_exit_2_and_model_errors_1(capsys):
+    """A bug in Estuary (InternalError, or any other exception) exits 2 and asks for a report; an
+    error in the user's model exits 1."""
+    from estuary.cli import _guarded
+    from estuary.errors import InternalError, ModelImportError
+
+    def fails(err):
+        def fn(args):
+            raise err
+        return fn
+
+    assert _guarded(fails(InternalError("m.json: operation 'c' (conv2d)", TypeError("boom"))), None, False) == 2
+    assert "please report it" in capsys.readouterr().err
+    assert _guarded(fails(ModelImportError("m.json: truncated")), None, False) == 1
+    assert _guarded(fails(KeyError("x")), None, False) == 2

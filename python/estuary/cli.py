@@ -250,16 +250,11 @@ def build_parser():
 def _guarded(fn, args, verbose):
     try:
         fn(args)
-    except InternalError as e:
-        if verbose:
-            raise
-        print(f"error: {e}", file=sys.stderr)
-        return 2
     except EstuaryError as e:
         if verbose:
             raise
         print(f"error: {e}", file=sys.stderr)
-        return 1
+        return 2 if isinstance(e, InternalError) else 1  # 2: a bug in Estuary, as below
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
