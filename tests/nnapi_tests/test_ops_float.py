@@ -87,17 +87,36 @@ def test_depthwise_conv_2d(rng):
 
 
 @pytest.mark.parametrize("op,onnx_op", [(Op.AVERAGE_POOL_2D, "AveragePool"), (Op.MAX_POOL_2D, "MaxPool"),
-                                        (Op.L2_POOL_2D, "LpPool")])
+                                        (Op.L2_POOL_2D, "L2")])
 def test_pools(op, onnx_op, rng):
     x = rng.standard_normal((1, 5, 5, 2)).astype(np.float32)
     b = Builder()
     b.inputs = [b.tensor(x.shape)]
     ins = [b.inputs[0]] + [b.scalar(v) for v in (1, 1, 1, 1, 2, 2, 3, 3, 0)]  # pads l r t b, strides, filter
     got = b.run(op, ins, (1, 3, 3, 2), [x])
-    extra = {"AveragePool": {"count_include_pad": 0}, "MaxPool": {}, "LpPool": {"p": 2}}[onnx_op]
-    ref = run_onnx([helper.make_node(onnx_op, ["x"], ["y"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], strides=[2, 2],
-                                     **extra)], {"x": nchw(x)}, [("y", np.float32, None)])["y"]
+    window = dict(kernel_shape=[3, 3], pads=[1, 1, 1, 1], strides=[2, 2])
+    if onnx_op == "L2":  # the spec's sqrt(sum(x^2) / sum(1)) over in-bounds elements, as Android's reference
+        nodes = [helper.make_node("Mul", ["x", "x"], ["sq"]),
+                 helper.make_node("AveragePool", ["sq"], ["m"], count_include_pad=0, **window),
+                 helper.make_node("Sqrt", ["m"], ["y"])]
+    else:
+        extra = {"AveragePool": {"count_include_pad": 0}, "MaxPool": {}}[onnx_op]
+        nodes = [helper.make_node(onnx_op, ["x"], ["y"], **window, **extra)]
+    ref = run_onnx(nodes, {"x": nchw(x)}, [("y", np.float32, None)])["y"]
     assert_accumulated(got, nhwc(ref), 9)
+
+
+def test_l2_pool_divides_by_the_window_count():
+    """The issue's case: a 2x2 window over 0..15 (4x4, stride 2, no padding) averages the squares
+    before the root: the first window (0, 1, 4, 5) gives sqrt(42 / 4) = 3.24, not sqrt(42)."""
+    x = np.arange(16, dtype=np.float32).reshape(1, 4, 4, 1)
+    b = Builder()
+    b.inputs = [b.tensor(x.shape)]
+    ins = [b.inputs[0]] + [b.scalar(v) for v in (0, 0, 0, 0, 2, 2, 2, 2, 0)]
+    got = b.run(Op.L2_POOL_2D, ins, (1, 2, 2, 1), [x])
+    windows = x[0, :, :, 0].astype(np.float64).reshape(2, 2, 2, 2).transpose(0, 2, 1, 3).reshape(2, 2, 4)
+    np.testing.assert_allclose(got[0, :, :, 0], np.sqrt((windows ** 2).mean(-1)), rtol=1e-6)
+    assert abs(got[0, 0, 0, 0] - 3.2404) < 1e-3
 
 
 def test_fully_connected_softmax_beta(rng):

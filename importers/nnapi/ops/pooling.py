@@ -23,7 +23,14 @@ def _pool(nn_name):
                 y = c.op(nn_name, [x], window_dimensions=[fh, fw], padding=padding, strides=strides, layout="nhwc")
             c.set_output(outs[0], c.requant(y, q, qo, lo, hi))
             return
-        y = c.op(nn_name, [x], window_dimensions=[fh, fw], padding=padding, strides=strides, layout="nhwc")
+        if nn_name == "l2_pool2d":
+            # NNAPI: sqrt(sum(x^2) / sum(1)) over the window's in-bounds elements, the root of an
+            # average of squares (nn.l2_pool2d is WebNN's sqrt(sum(x^2)), without the division)
+            squares = c.op("average_pool2d", [c.op("mul", [x, x])], window_dimensions=[fh, fw], padding=padding,
+                           strides=strides, layout="nhwc")
+            y = c.op("sqrt", [squares])
+        else:
+            y = c.op(nn_name, [x], window_dimensions=[fh, fw], padding=padding, strides=strides, layout="nhwc")
         c.set_output(outs[0], c.fuse(y, c.scalar(ins[first_k + 2])))
     return convert
 
