@@ -43,6 +43,7 @@ def test_async_and_synchronous_artefacts_run(flags, is_async, device):
 @pytest.mark.parametrize("feeds,message", [
     ({"x": np.zeros((2, 3), np.float32)}, r"missing \['k'\]"),
     ({"x": np.zeros((2, 3), np.float32), "k": np.zeros(3, np.uint8), "z": 1}, r"unexpected \['z'\]"),
+    ({"x": np.zeros((2, 3), np.float32), "k": np.zeros(3, np.uint8), 3: 1, "z": 1}, r"unexpected \['z', 3\]"),
     ({"x": np.zeros((2, 3), np.float64), "k": np.zeros(3, np.uint8)}, "has dtype float64, the model expects float32"),
     ({"x": np.zeros((3, 2), np.float32), "k": np.zeros(3, np.uint8)}, r"has shape \[3, 2\], the model expects \[2, 3\]"),
 ])

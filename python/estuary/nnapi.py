@@ -180,10 +180,10 @@ class Execution:
         if buffer is None:
             raise _bad_data(f"input {index}: omitting a model input is not supported (it has no default)")
         if isinstance(buffer, (bytes, bytearray, memoryview)):
-            arr = np.frombuffer(bytes(buffer), dtype=op.dtype.newbyteorder("<")).astype(op.dtype)
-            if arr.size * op.dtype.itemsize != len(bytes(buffer)) or arr.size != int(np.prod(op.dimensions)):
-                raise _bad_data(f"input {index}: {len(bytes(buffer))} bytes do not match {op.code.name} {op.dimensions}")
-            arr = arr.reshape(op.dimensions)
+            data = bytes(buffer)
+            if len(data) != op.dtype.itemsize * int(np.prod(op.dimensions)):
+                raise _bad_data(f"input {index}: {len(data)} bytes do not match {op.code.name} {op.dimensions}")
+            arr = np.frombuffer(data, dtype=op.dtype.newbyteorder("<")).astype(op.dtype).reshape(op.dimensions)
         else:
             arr = np.asarray(buffer)
         if 0 not in op.dimensions and list(arr.shape) != op.dimensions:
@@ -202,9 +202,15 @@ class Execution:
         op = self._operand(index, "output")
         self._check_type(op, type, index, "output")
         if buffer is not None:
-            view = memoryview(buffer)
+            try:
+                view = memoryview(buffer)
+            except TypeError:
+                raise _bad_data(f"output {index}: needs a writable buffer (bytearray, numpy array), "
+                                f"got {buffer.__class__.__name__}") from None
             if view.readonly:
                 raise _bad_data(f"output {index}: buffer is read-only")
+            if not view.c_contiguous:
+                raise _bad_data(f"output {index}: buffer is not contiguous")
             if view.nbytes < op.byte_length():
                 raise _bad_data(f"output {index}: buffer of {view.nbytes} bytes is too small for "
                                 f"{op.code.name} {op.dimensions} ({op.byte_length()} bytes)")

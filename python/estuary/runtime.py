@@ -178,7 +178,7 @@ class Model:
         if not isinstance(feeds, dict):
             raise RuntimeInputError(f"{self.where}: run() takes a dict name -> array, got {type(feeds).__name__}")
         names = [n for n, _, _ in self.inputs]
-        unknown = sorted(set(feeds) - set(names))
+        unknown = sorted((k for k in feeds if k not in names), key=repr)  # keys of any type
         missing = [n for n in names if n not in feeds]
         if unknown or missing:
             raise RuntimeInputError(f"{self.where}: inputs do not match the model: "

@@ -126,6 +126,10 @@ def test_misuse_gives_result_codes():
     assert _code(lambda: e.set_input(2, np.zeros(4, np.float32))) == ResultCode.BAD_DATA
     assert _code(lambda: e.set_input(0, np.zeros((2, 2), np.float32))) == ResultCode.BAD_DATA
     assert _code(lambda: e.set_output(0, bytearray(4))) == ResultCode.BAD_DATA  # too small
+    assert _code(lambda: e.set_input(0, bytes(7))) == ResultCode.BAD_DATA  # not a whole number of floats
+    assert _code(lambda: e.set_output(0, 5)) == ResultCode.BAD_DATA  # not a buffer
+    strided = np.zeros((2, 2, 2, 2), np.float32)[..., 0]  # 16 bytes, but not contiguous
+    assert _code(lambda: e.set_output(0, strided)) == ResultCode.BAD_DATA
     assert _code(lambda: e.start_compute()) == ResultCode.BAD_DATA  # inputs not set
 
 
