@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 from onnx import helper
 
+import estuary
 from estuary import nnapi
 from estuary.nnapi import OperandCode as T, OperationCode as Op
 from helpers import assert_accumulated, assert_exact, run_onnx
@@ -117,6 +118,20 @@ def test_l2_pool_divides_by_the_window_count():
     windows = x[0, :, :, 0].astype(np.float64).reshape(2, 2, 2, 2).transpose(0, 2, 1, 3).reshape(2, 2, 4)
     np.testing.assert_allclose(got[0, :, :, 0], np.sqrt((windows ** 2).mean(-1)), rtol=1e-6)
     assert abs(got[0, 0, 0, 0] - 3.2404) < 1e-3
+
+
+def test_reshape_with_a_run_time_shape_operand(rng):
+    """The CTS passes RESHAPE's shape as a model input ([-1]); the declared output shape decides.
+    Without declared output dimensions the run-time shape is refused with a clear error."""
+    x = rng.standard_normal((2, 3, 2)).astype(np.float32)
+    b = Builder()
+    b.inputs = [b.tensor(x.shape), b.tensor((1,), code=T.TENSOR_INT32)]
+    got = b.run(Op.RESHAPE, b.inputs, (12,), [x, np.array([-1], np.int32)])
+    np.testing.assert_array_equal(got, x.reshape(-1))
+    b = Builder()
+    b.inputs = [b.tensor(x.shape), b.tensor((1,), code=T.TENSOR_INT32)]
+    with pytest.raises(estuary.EstuaryError, match="output operand's dimensions must be fully specified"):
+        b.run(Op.RESHAPE, b.inputs, (0,), [x, np.array([-1], np.int32)])
 
 
 def test_fully_connected_softmax_beta(rng):

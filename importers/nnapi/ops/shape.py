@@ -1,4 +1,6 @@
 """NNAPI data movement: CONCATENATION, RESHAPE, DEPTH_TO_SPACE, SPACE_TO_DEPTH."""
+import numpy as np
+
 from estuary.importers.nnapi.model import OperationCode as Op
 from estuary.importers.nnapi.ops import OPS
 
@@ -24,8 +26,17 @@ def concatenation(c, ins, outs):
 def reshape(c, ins, outs):
     c.check(len(ins) == 2, f"takes 2 inputs, got {len(ins)}")
     x = c.tensor(ins[0])
-    target = c.operand(ins[1])
-    c.check(target.value is not None, "the shape operand must be a constant")
+    target, declared = c.operand(ins[1]), c.operand(outs[0]).dimensions
+    if target.value is None:
+        # a shape given at run time (the CTS passes [-1] as a model input): the declared output
+        # shape decides, when it is complete (the run-time value cannot change a static shape)
+        c.check(bool(declared) and 0 not in declared,
+                "the shape operand must be a constant, or the output operand's dimensions must be fully specified")
+        shape = list(declared)
+        c.check(c.spec(x).size == int(np.prod(shape)),
+                f"the output's dimensions {shape} do not hold the input's {c.spec(x).size} elements")
+        c.set_output(outs[0], _same_quant(c, ins, outs, c.op("reshape", [x], new_shape=shape)))
+        return
     shape = [int(v) for v in target.value.reshape(-1)]
     if -1 in shape:
         known = 1
