@@ -345,6 +345,9 @@ class NNModule:
         self.source = str(source)
         self.target: str | None = None  # set by the compiler; recorded in the signature
         self.keep: list[npt.NDArray[Any]] = []
+        # the dtype the caller sees where it differs from the nn dtype, by input/output name:
+        # "bool" for a uint8 0/1 tensor that is a boolean in the source format (NNEF `logical`)
+        self.boundary: dict[str, str] = {}
 
     @property
     def main(self) -> ir.OpView:
@@ -357,8 +360,8 @@ class NNModule:
         sig: dict[str, Any] = {
             "format": self.format,
             "source": self.source,
-            "inputs": [[n, list(s.shape), s.dtype] for n, s in self.inputs],
-            "outputs": [[n, list(s.shape), s.dtype] for n, s in self.outputs],
+            "inputs": [[n, list(s.shape), self.boundary.get(n, s.dtype)] for n, s in self.inputs],
+            "outputs": [[n, list(s.shape), self.boundary.get(n, s.dtype)] for n, s in self.outputs],
         }
         if self.target:
             sig["target"] = self.target
@@ -380,8 +383,9 @@ class NNModule:
         if refl is not None and SIGNATURE_ATTR in ir.DictAttr(refl):
             sig = json.loads(ir.StringAttr(ir.DictAttr(refl)[SIGNATURE_ATTR]).value)
             nn.format = sig.get("format", "nn")
-            nn.inputs = [(n, TensorSpec(s, d)) for n, s, d in sig["inputs"]]
-            nn.outputs = [(n, TensorSpec(s, d)) for n, s, d in sig["outputs"]]
+            nn.boundary = {n: d for n, _, d in sig["inputs"] + sig["outputs"] if d == dtypes.BOOL}
+            nn.inputs = [(n, TensorSpec(s, "uint8" if d == dtypes.BOOL else d)) for n, s, d in sig["inputs"]]
+            nn.outputs = [(n, TensorSpec(s, "uint8" if d == dtypes.BOOL else d)) for n, s, d in sig["outputs"]]
             nn.extra_signature = {k: v for k, v in sig.items()
                                   if k not in ("format", "source", "inputs", "outputs", "target")}
             return nn

@@ -10,6 +10,7 @@ lower-rank operand with trailing 1s before an nn (numpy-style) broadcasting op.
 """
 import numpy as np
 
+from estuary import dtypes
 from estuary.dialects.core import TensorSpec
 from estuary.dialects.graph import Graph
 from estuary.errors import VerificationError, where
@@ -115,7 +116,13 @@ class Converter(ConversionContext):
             if name not in self.values:
                 raise VerificationError(f"{self.path}: graph output {name!r} is never computed")
             outputs.append((str(name), self.values[name]))
-        return self.graph.finish(outputs)
+        nn = self.graph.finish(outputs)
+        logical = [str(n) for n in list(self.parsed.inputs) + list(self.parsed.outputs)
+                   if self.parsed.tensors[n].dtype == "logical"]
+        if logical:  # a logical tensor is a numpy bool at the model boundary (uint8 0/1 inside)
+            nn.boundary = {name: dtypes.BOOL for name in logical}
+            nn.write_signature()
+        return nn
 
     def subgraph(self, parsed, values):
         """A context converting another parsed graph (e.g. a quantization fragment applied to one

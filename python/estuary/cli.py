@@ -79,11 +79,11 @@ def _random_inputs(model, seed=0):
     rng = np.random.default_rng(seed)
     feeds = {}
     for name, shape, dtype in model.inputs:
-        dt = dtypes.to_numpy(dtype)
+        dt = np.dtype(np.bool_) if dtype == dtypes.BOOL else dtypes.to_numpy(dtype)
         if dt.kind == "f":
             feeds[name] = rng.standard_normal(shape).astype(dt)
         else:
-            feeds[name] = rng.integers(0, 10, shape).astype(dt)
+            feeds[name] = rng.integers(0, 2 if dt.kind == "b" else 10, shape).astype(dt)
     return feeds
 
 

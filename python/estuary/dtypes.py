@@ -24,6 +24,9 @@ INTS = ("int32", "uint32", "int64", "uint64", "int8", "uint8")
 SIGNED = ("int32", "int64", "int8")
 UNSIGNED = ("uint32", "uint64", "uint8")
 ALL = tuple(NUMPY)
+# A signature dtype only (inputs/outputs of a compiled model): a uint8 0/1 tensor inside that is a
+# boolean in the source format (NNEF `logical`); the caller passes and gets numpy bool arrays.
+BOOL = "bool"
 
 
 def from_numpy(dtype: npt.DTypeLike) -> str:

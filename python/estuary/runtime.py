@@ -151,9 +151,9 @@ class Model:
         self._async = str(self._vm_fn.reflection.get("iree.abi.declaration", "")).startswith("async")
         self._vm_ctx = self._context.vm_context
         self._hal_types = [_hal_element_type(d) for _, _, d in self.inputs]
-        self._result_types = [(n, s, _signless(d), dtypes.to_numpy(d)) for n, s, d in self.outputs]
+        self._result_types = [(n, s, _signless(d), _host(d)) for n, s, d in self.outputs]
         # per input, for `_check_inputs`: (name, shape, nn dtype, numpy dtype, signless view or None)
-        self._exact = [(n, s, d, dtypes.to_numpy(d), _signless(d) if d in dtypes.UNSIGNED else None)
+        self._exact = [(n, s, d, _host(d), _signless(d) if d in dtypes.UNSIGNED or d == dtypes.BOOL else None)
                        for n, s, d in self.inputs]
         # compiled with output storage (compiler.output_storage): main(inputs..., outputs..., fences)
         self._storage = bool(self.signature.get("output_storage")) and self.driver in ("local-task", "local-sync")
@@ -342,10 +342,16 @@ class _Staging:
             self.views.append(rt.HalBufferView(buf, list(shape), hal_type))
 
 
+def _host(dtype: str) -> np.dtype[Any]:
+    """The numpy dtype the caller uses for a signature dtype (an nn dtype, or "bool")."""
+    return np.dtype(np.bool_) if dtype == dtypes.BOOL else dtypes.to_numpy(dtype)
+
+
 def _signless(dtype: str) -> np.dtype[Any]:
-    """The numpy dtype the compiled function sees for an `nn` dtype (unsigned -> same-width signed)."""
-    want = dtypes.to_numpy(dtype)
-    return np.dtype(f"i{want.itemsize}") if dtype in dtypes.UNSIGNED else want
+    """The numpy dtype the compiled function sees for a signature dtype (unsigned and bool ->
+    same-width signed)."""
+    want = _host(dtype)
+    return np.dtype(f"i{want.itemsize}") if dtype in dtypes.UNSIGNED or dtype == dtypes.BOOL else want
 
 
 def _hal_element_type(dtype: str) -> rt.HalElementType:

@@ -46,6 +46,28 @@ def test_constant_variable_update(tmp_path):
     assert_exact(out["sel"], np.where([[True, False, True]], v, 0))  # labels shared case-insensitively
 
 
+def test_logical_inputs_and_outputs_are_numpy_bool(tmp_path):
+    """`external<logical>` takes a numpy bool array and a logical result comes back as bool
+    (uint8 0/1 inside); a uint8 array for a logical input is a clear dtype error."""
+    import estuary
+
+    text = graph_text({"x": [1, 4]}, ["y", "z"], """
+    m = external<logical>(shape = [1, 4]);
+    y = select(m, x, 0.0);
+    z = and(m, gt(x, 0.0));
+    """).replace("graph G( x ) -> ( y, z )", "graph G( x, m ) -> ( y, z )")
+    path = write_model(tmp_path, text)
+    model = estuary.load(estuary.compile(path))
+    assert [d for _, _, d in model.inputs] == ["float32", "bool"] and model.outputs[1][2] == "bool"
+    x = np.array([[1.0, -2.0, 3.0, -4.0]], np.float32)
+    m = np.array([[True, True, False, False]])
+    out = model.run({"x": x, "m": m})
+    assert_exact(out["y"], np.where(m, x, 0).astype(np.float32))
+    assert out["z"].dtype == np.bool_ and out["z"].tolist() == [[True, False, False, False]]
+    with pytest.raises(estuary.RuntimeInputError, match="has dtype uint8, the model expects bool"):
+        model.run({"x": x, "m": m.astype(np.uint8)})
+
+
 def test_logical_and_integer_variables(tmp_path):
     mask = np.array([[True, False, False, True, True]])
     ints = np.array([3, -1, 7], np.int32)

@@ -66,4 +66,5 @@ def test_index_reduce(results, name):
 
 @pytest.mark.parametrize("name", sorted(LOGICAL))
 def test_logical_reduce(results, name):
-    assert_exact(results[name], LOGICAL[name][1].astype(np.uint8))
+    assert results[name].dtype == np.bool_
+    assert_exact(results[name], LOGICAL[name][1].astype(np.bool_))
