@@ -6,6 +6,7 @@ with converters (or truly unknown ones) remain. Shapes come from the parser's sh
 `external` shapes overridable by `shapes={name: shape}`.
 """
 import math
+import os
 import re
 
 from estuary.errors import ModelImportError, UnsupportedOpError
@@ -102,11 +103,69 @@ def check_statements(files, text):
         depth += {"{": 1, "}": -1}.get(end, 0)
 
 
+# The most operations the graph may expand to through the document's own fragments
+# (ESTUARY_NNEF_MAX_OPS raises it): a few lines of nested fragments can ask for billions.
+MAX_EXPANDED_OPS = 1_000_000
+_CALL = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\s*(?:<[^<>()]*>)?\s*\(")
+_DEFINITION = re.compile(r"\b(fragment|graph)\s+([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def _bodies(code):
+    """{fragment name: body text} of the fragments the document defines, and the graph's body."""
+    fragments, graph = {}, ""
+    for m in _DEFINITION.finditer(code):
+        start = m.end()
+        brace, semi = code.find("{", start), code.find(";", start)
+        if brace < 0 or (0 <= semi < brace):  # a declaration without a body
+            continue
+        end = code.find("}", brace)
+        body = code[brace + 1:end if end >= 0 else len(code)]
+        if m.group(1) == "graph":
+            graph = body
+        else:
+            fragments[m.group(2)] = body
+    return fragments, graph
+
+
+def check_fragments(files, text):
+    """Refuse documents whose own fragments call themselves (directly or through others) or
+    expand to more than MAX_EXPANDED_OPS operations, before the Khronos parser expands them:
+    it recurses without bound on those and takes the process down (a stack overflow, or minutes
+    and gigabytes for an expansion bomb)."""
+    code = _LITERAL_OR_COMMENT.sub(lambda m: " " * len(m.group()), text)
+    fragments, graph = _bodies(code)
+    calls = {name: [c for c in _CALL.findall(body)] for name, body in fragments.items()}
+    limit = int(os.environ.get("ESTUARY_NNEF_MAX_OPS", MAX_EXPANDED_OPS))
+    sizes, active = {}, []
+
+    def size(name):
+        """Operations `name` expands to (1 for anything the document does not define)."""
+        if name not in fragments:
+            return 1
+        if name in active:
+            cycle = " -> ".join(active[active.index(name):] + [name])
+            raise ModelImportError(f"{files.graph_path}: fragment {name!r} calls itself ({cycle}); "
+                                   "recursive fragments cannot be expanded")
+        if name not in sizes:
+            active.append(name)
+            sizes[name] = sum(size(c) for c in calls[name])
+            active.pop()
+        return sizes[name]
+
+    for name in fragments:
+        size(name)
+    total = sum(size(c) for c in _CALL.findall(graph))
+    if total > limit:
+        raise ModelImportError(f"{files.graph_path}: the graph expands to {total} operations through its "
+                               f"fragments, more than the limit of {limit} (ESTUARY_NNEF_MAX_OPS raises it)")
+
+
 def parse(files, text, quant_text):
     import nnef
 
     text = clean_text(files.graph_path, text)
     check_statements(files, text)
+    check_fragments(files, text)
     if quant_text is not None:
         quant_text = clean_text(files._where("graph.quant"), quant_text)
     lowered = set()
