@@ -106,6 +106,7 @@ def check_statements(files, text):
 # The most operations the graph may expand to through the document's own fragments
 # (ESTUARY_NNEF_MAX_OPS raises it): a few lines of nested fragments can ask for billions.
 MAX_EXPANDED_OPS = 1_000_000
+MAX_FRAGMENT_DEPTH = 256  # fragments calling fragments, this many deep at most
 _CALL = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\s*(?:<[^<>()]*>)?\s*\(")
 _DEFINITION = re.compile(r"\b(fragment|graph)\s+([A-Za-z_][A-Za-z0-9_]*)")
 
@@ -127,6 +128,11 @@ def _bodies(code):
     return fragments, graph
 
 
+def _too_deep(files, name):
+    return ModelImportError(f"{files.graph_path}: fragment {name!r} nests fragments more than "
+                            f"{MAX_FRAGMENT_DEPTH} deep")
+
+
 def check_fragments(files, text):
     """Refuse documents whose own fragments call themselves (directly or through others) or
     expand to more than MAX_EXPANDED_OPS operations, before the Khronos parser expands them:
@@ -134,9 +140,12 @@ def check_fragments(files, text):
     and gigabytes for an expansion bomb)."""
     code = _LITERAL_OR_COMMENT.sub(lambda m: " " * len(m.group()), text)
     fragments, graph = _bodies(code)
-    calls = {name: [c for c in _CALL.findall(body)] for name, body in fragments.items()}
-    limit = int(os.environ.get("ESTUARY_NNEF_MAX_OPS", MAX_EXPANDED_OPS))
-    sizes, active = {}, []
+    calls = {name: _CALL.findall(body) for name, body in fragments.items()}
+    setting = os.environ.get("ESTUARY_NNEF_MAX_OPS", str(MAX_EXPANDED_OPS))
+    if not setting.isdigit():
+        raise ModelImportError(f"ESTUARY_NNEF_MAX_OPS must be a whole number, got {setting!r}")
+    limit = int(setting)
+    sizes, depths, active = {}, {}, []
 
     def size(name):
         """Operations `name` expands to (1 for anything the document does not define)."""
@@ -147,9 +156,14 @@ def check_fragments(files, text):
             raise ModelImportError(f"{files.graph_path}: fragment {name!r} calls itself ({cycle}); "
                                    "recursive fragments cannot be expanded")
         if name not in sizes:
+            if len(active) >= MAX_FRAGMENT_DEPTH:
+                raise _too_deep(files, name)
             active.append(name)
             sizes[name] = sum(size(c) for c in calls[name])
+            depths[name] = 1 + max((depths.get(c, 0) for c in calls[name]), default=0)
             active.pop()
+            if depths[name] > MAX_FRAGMENT_DEPTH:
+                raise _too_deep(files, name)
         return sizes[name]
 
     for name in fragments:

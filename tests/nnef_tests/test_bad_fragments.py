@@ -47,3 +47,15 @@ def test_nested_fragments_within_the_limit_compile(tmp_path, monkeypatch):
     monkeypatch.setenv("ESTUARY_NNEF_MAX_OPS", "8")
     with pytest.raises(estuary.ModelImportError, match="expands to 17 operations through its fragments, more than the limit of 8"):
         compile_text(tmp_path, text)
+
+
+def test_deeply_chained_fragments_and_a_bad_limit(tmp_path, monkeypatch):
+    lines = ["fragment f0( x: tensor<scalar> ) -> ( y: tensor<scalar> ) { y = relu(x); }"]
+    lines += [f"fragment f{k}( x: tensor<scalar> ) -> ( y: tensor<scalar> ) {{ y = f{k - 1}(x); }}"
+              for k in range(1, 300)]
+    text = HEAD + "\n".join(lines) + "\n" + GRAPH.replace("f(x)", "f299(x)")
+    with pytest.raises(estuary.ModelImportError, match="nests fragments more than 256 deep"):
+        compile_text(tmp_path, text)
+    monkeypatch.setenv("ESTUARY_NNEF_MAX_OPS", "lots")
+    with pytest.raises(estuary.ModelImportError, match="ESTUARY_NNEF_MAX_OPS must be a whole number"):
+        compile_text(tmp_path, HEAD + GRAPH.replace("f(x)", "relu(x)"))
