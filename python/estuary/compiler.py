@@ -5,12 +5,13 @@ import json
 import os
 import sys
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from iree.compiler import api
 
+from estuary import integrity
 from estuary.backends import TARGETS, CompileOptions, abi, targets
 from estuary.backends.llvm_cpu import phases
 from estuary.errors import CompileError, EstuaryError
@@ -46,12 +47,17 @@ class Artifact:
         return [tuple(x) for x in self.signature["outputs"]]
 
 
-def _progress(enabled: bool, message: str) -> None:
-    if enabled:
+Progress = bool | Callable[[str], None]  # print phase messages to stderr, or hand them to a callable
+
+
+def _progress(enabled: Progress, message: str) -> None:
+    if callable(enabled):
+        enabled(message)
+    elif enabled:
         print(f"[estuary] {message}", file=sys.stderr, flush=True)
 
 
-def compile_nn(nn: Any, options: CompileOptions | None = None, *, progress: bool = False,
+def compile_nn(nn: Any, options: CompileOptions | None = None, *, progress: Progress = False,
                timings: dict[str, float] | None = None) -> Artifact:
     """Lower an NNModule (in place) with `options` and compile it with IREE; returns an Artifact."""
     options = options or CompileOptions.create()
@@ -116,7 +122,7 @@ def iree_compile(nn: Any, flags: Sequence[str], options: CompileOptions, stats: 
             raise CompileError(f"{nn.source}: IREE failed to compile for {' '.join(flags)}:\n  {detail}")
         out = api.Output.open_membuffer()
         inv.output_vm_bytecode(out)
-        return bytes(out.map_memory())
+        return integrity.seal(bytes(out.map_memory()))  # estuary.load checks it before IREE parses
     finally:
         inv.close()  # the session keeps each invocation, and the module it holds, until closed
         del keep  # the configured module the phased invocation borrowed
@@ -124,7 +130,7 @@ def iree_compile(nn: Any, flags: Sequence[str], options: CompileOptions, stats: 
 
 def compile(source: Any, target: str = "llvm-cpu", format: str | None = None, *, optimize: bool | None = None,
             cpu: str = "host", extra_flags: Iterable[str] = (), shapes: dict[str, Any] | None = None,
-            progress: bool = False, disable_passes: Iterable[str] = (), workers: int | None = None,
+            progress: Progress = False, disable_passes: Iterable[str] = (), workers: int | None = None,
             options: CompileOptions | None = None) -> Artifact:
     """Compile a model (path, in-memory model object, or NNModule) for `target`.
 

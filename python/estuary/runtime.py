@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from estuary import dtypes
+from estuary import dtypes, integrity
 from estuary.errors import EstuaryError, ExecutionError, RuntimeInputError
 
 if TYPE_CHECKING:
@@ -39,6 +39,16 @@ DEVICES: dict[str | None, str] = {
     "cuda": "cuda",
     "hip": "hip",
     "rocm": "hip",
+    "metal": "metal",
+}
+
+# target a .vmfb was compiled for -> the device `load` opens for it when none is named
+TARGET_DEVICE: dict[str, str | None] = {
+    "llvm-cpu": None,
+    "vulkan-spirv": "vulkan",
+    "cuda": "cuda",
+    "rocm": "hip",
+    "metal-spirv": "metal",
 }
 
 # target a .vmfb was compiled for -> drivers able to run it
@@ -97,7 +107,7 @@ def _vm_module(instance: rt.VmInstance, vmfb: bytes, where: str) -> rt.VmModule:
 
     try:
         return rt.VmModule.copy_buffer(instance, vmfb)
-    except (RuntimeError, ValueError) as e:
+    except Exception as e:  # IREE raises RuntimeError, ValueError, IndexError (OUT_OF_RANGE), ...
         raise ExecutionError(f"{where}: not a valid .vmfb ({e})") from None
 
 
@@ -108,6 +118,42 @@ def _check_target(signature: Mapping[str, Any], device: str | None, driver: str,
                             f"({driver}) cannot run; use one of {sorted(TARGET_DRIVERS[target])}")
 
 
+def _device_for(signature: Mapping[str, Any], where: str) -> str | None:
+    """The device an artefact's target runs on (None: the CPU); a clear error when this process
+    cannot open that device."""
+    target = signature.get("target")
+    device = TARGET_DEVICE.get(target) if isinstance(target, str) else None
+    if device is not None:
+        try:
+            _config(DEVICES[device])
+        except ExecutionError as e:
+            raise ExecutionError(f"{where}: compiled for target {target!r}, which runs on the {DEVICES[device]} "
+                                f"driver; {e.args[0] if e.args else e}. Recompile with --target llvm-cpu for "
+                                f"the CPU") from None
+    return device
+
+
+def read_signature(vmfb: bytes, where: str = "<.vmfb bytes>") -> dict[str, Any]:
+    """The signature of a .vmfb (names, shapes, dtypes, target) without opening a device."""
+    try:
+        integrity.verify(vmfb)
+    except integrity.IntegrityError as e:
+        raise ExecutionError(f"{where}: {e}") from None
+    return _probe_signature(vmfb, where)
+
+
+def _probe_signature(vmfb: bytes, where: str) -> dict[str, Any]:
+    import iree.runtime as rt
+
+    global _PROBE
+    if _PROBE is None:
+        _PROBE = rt.VmInstance()
+    return _read_signature(_vm_module(_PROBE, vmfb, where), where)
+
+
+_PROBE: rt.VmInstance | None = None  # a VM instance with no device, for reading signatures
+
+
 def _read_signature(vm_module: rt.VmModule, where: str) -> dict[str, Any]:
     fn = vm_module.lookup_function("main")
     if fn is None:
@@ -115,7 +161,10 @@ def _read_signature(vm_module: rt.VmModule, where: str) -> dict[str, Any]:
     text = fn.reflection.get(SIGNATURE_KEY)
     if text is None:
         raise ExecutionError(f"{where}: this .vmfb carries no Estuary signature (not built by estuary?)")
-    return json.loads(text)
+    try:
+        return integrity.check_signature(json.loads(text))
+    except (ValueError, RecursionError) as e:  # JSONDecodeError and IntegrityError are ValueErrors
+        raise ExecutionError(f"{where}: corrupted artefact (bad signature: {e})") from None
 
 
 class Model:
@@ -127,8 +176,14 @@ class Model:
 
         if device not in DEVICES:
             raise ExecutionError(f"unknown device {device!r}; choose one of {sorted(k for k in DEVICES if k)}")
-        self.driver = DEVICES[device]
         self.where = where
+        try:  # before IREE sees the bytes: its reader trusts them and can crash on damaged ones
+            integrity.verify(vmfb)
+        except integrity.IntegrityError as e:
+            raise ExecutionError(f"{where}: {e}") from None
+        if device is None:  # the device follows the artefact: its target names the driver
+            device = _device_for(_probe_signature(vmfb, where), where)
+        self.driver = DEVICES[device]
         try:
             self._config = _config(self.driver, threads)
         except ExecutionError:
@@ -141,8 +196,10 @@ class Model:
         _check_target(self.signature, device, self.driver, where)
         try:
             self._context = rt.SystemContext(vm_modules=[self._vm_module], config=self._config)
-        except (RuntimeError, ValueError) as e:
+        except Exception as e:  # noqa: BLE001 - whatever IREE raises is a load failure
             raise ExecutionError(f"{where}: cannot load on {self.driver}: {e}") from None
+        self.from_cache = False  # set by estuary.load when the artefact came from the compile cache
+        self.artifact_path: str | None = None  # the cached .vmfb, when loaded through the compile cache
         self.inputs: list[TensorInfo] = [(n, tuple(s), d) for n, s, d in self.signature["inputs"]]
         self.outputs: list[TensorInfo] = [(n, tuple(s), d) for n, s, d in self.signature["outputs"]]
         # `run` calls the VM function directly: iree.runtime's generic invoker adds a per-call cost
@@ -245,7 +302,7 @@ class Model:
             self._vm_ctx.invoke(self._vm_fn, arg_list, ret_list)
             if self._async:
                 self._wait(semaphore, done)
-        except (RuntimeError, ValueError) as e:
+        except Exception as e:  # noqa: BLE001 - IREE raises RuntimeError, ValueError, IndexError, ...
             raise ExecutionError(f"{self.where}: execution failed on {self.driver}: {e}") from None
 
     def _run_staged(self, args: list[Array], staging: _Staging) -> dict[str, Array]:
@@ -378,10 +435,20 @@ def _download(device: rt.HalDevice, bv: rt.HalBufferView, dtype: np.dtype[Any]) 
     return host.view(dtype).reshape(bv.shape)
 
 
+def is_vmfb(head: bytes) -> bool:
+    """Whether bytes start like a .vmfb (IREE's FlatBuffer, bare or in its zip wrapper)."""
+    return head[4:8] == b"IREE" or (head.startswith(b"PK\x03\x04") and b"IREE" in head[:512])
+
+
 def load(artifact_or_path: Artifact | str | os.PathLike[str] | bytes | bytearray | memoryview,
-         device: str | None = None, threads: int | None = None) -> Model:
-    """Load an Artifact, a .vmfb path, or a .vmfb's bytes for `device` (None/"cpu", "vulkan",
-    "cuda", ...). Bytes count as a path only when they look like one (no NUL, short)."""
+         device: str | None = None, threads: int | None = None, *, target: str | None = None,
+         format: str | None = None, shapes: dict[str, Any] | None = None, cache: bool = True,
+         progress: Any = False) -> Model:
+    """Load an Artifact, a .vmfb path, a .vmfb's bytes, or a model path for `device` (None: the
+    device the artefact's target runs on; "cpu", "vulkan", "cuda", ...). A model path (any format
+    `compile` reads) is compiled for `target` (default: the one `device` needs, else llvm-cpu)
+    through the compile cache (estuary.cache; `cache=False` skips it); `model.from_cache` tells
+    whether the artefact was reused. Bytes count as a path only when they look like one."""
     from estuary.compiler import Artifact
 
     if isinstance(artifact_or_path, Artifact):
@@ -396,6 +463,19 @@ def load(artifact_or_path: Artifact | str | os.PathLike[str] | bytes | bytearray
     except TypeError:
         raise EstuaryError(f"load() takes an Artifact, a .vmfb path or its bytes, got "
                            f"{type(artifact_or_path).__name__}") from None
+    try:
+        if os.path.isdir(path):
+            head = b""
+        else:
+            with open(path, "rb") as f:
+                head = f.read(512)
+    except OSError as e:
+        raise EstuaryError(f"{path}: cannot read ({e.strerror})") from None
+    if not is_vmfb(head):
+        from estuary.cache import load_model
+
+        return load_model(path, device, threads, target=target, format=format, shapes=shapes, cache=cache,
+                          progress=progress)
     try:
         with open(path, "rb") as f:
             data = f.read()
