@@ -1,0 +1,587 @@
+'use strict';
+// The WebNN interfaces: ML, MLContext, MLGraphBuilder, MLOperand, MLGraph, MLTensor. Everything
+// the spec validates is validated here, synchronously, with the spec's exception types; the
+// Estuary worker (lib/bridge.js) sees only well-formed requests: build() sends the graph in
+// Estuary's WebNN JSON form with constants as binary buffers, and tensors live in the worker.
+const { OPS, CONVERT, DATA_TYPES, Failure, fail, enumValue, size } = require('./ops');
+const { getBridge } = require('./bridge');
+
+const BYTES = { float32: 4, float16: 2, int32: 4, uint32: 4, int64: 8, uint64: 8, int8: 1, uint8: 1, int4: 0.5, uint4: 0.5 };
+const TYPED = { float32: Float32Array, float16: Uint16Array, int32: Int32Array, uint32: Uint32Array, int64: BigInt64Array,
+  uint64: BigUint64Array, int8: Int8Array, uint8: Uint8Array };
+const MAX_TENSOR_BYTES = 2 ** 31;
+const internal = Symbol('estuary-webnn');
+
+const byteLength = (d) => Math.ceil(size(d.shape) * BYTES[d.dataType]);
+
+function invalidState(message) {
+  return new DOMException(message, 'InvalidStateError');
+}
+
+function dictionary(v, where) {
+  if (v === undefined || v === null) return {};
+  if (typeof v !== 'object' && typeof v !== 'function') throw new TypeError(`${where}: expected a dictionary, got ${typeof v}`);
+  return v;
+}
+
+/** The bytes of an AllowSharedBufferSource (a copy), or a TypeError. */
+function bytesOf(source, where) {
+  if (source instanceof ArrayBuffer || (typeof SharedArrayBuffer !== 'undefined' && source instanceof SharedArrayBuffer)) {
+    return new Uint8Array(source.slice(0));
+  }
+  if (ArrayBuffer.isView(source)) {
+    return new Uint8Array(source.buffer.slice(source.byteOffset, source.byteOffset + source.byteLength));
+  }
+  throw new TypeError(`${where}: expected an ArrayBuffer or an ArrayBufferView`);
+}
+
+function viewOf(source) { // a view on the caller's memory, for readTensor(tensor, outputData)
+  if (ArrayBuffer.isView(source)) return new Uint8Array(source.buffer, source.byteOffset, source.byteLength);
+  return new Uint8Array(source);
+}
+
+/** An MLOperandDescriptor converted and checked ("check dimensions"). */
+function operandDescriptor(v, where) {
+  const d = dictionary(v, where);
+  if (d.dataType === undefined) throw new TypeError(`${where}: the descriptor needs a dataType`);
+  if (d.shape === undefined) throw new TypeError(`${where}: the descriptor needs a shape`);
+  const dataType = enumValue(DATA_TYPES, d.dataType, `${where}: dataType`);
+  const shape = CONVERT.uints(d.shape, `${where}: shape`);
+  if (shape.includes(0)) throw new TypeError(`${where}: shape [${shape}] has a zero dimension`);
+  const result = { dataType, shape };
+  if (!Number.isSafeInteger(size(shape)) || byteLength(result) > MAX_TENSOR_BYTES) {
+    throw new TypeError(`${where}: shape [${shape}] is larger than the ${MAX_TENSOR_BYTES} bytes a tensor may hold`);
+  }
+  return result;
+}
+
+function supported(context, kind, dataType, where) {
+  const types = context[internal].limits[kind].dataTypes;
+  if (!types.includes(dataType)) throw new TypeError(`${where}: data type ${dataType} is not supported (${types.join(', ')})`);
+}
+
+// ------------------------------------------------------------------ ML
+
+class ML {
+  /** createContext(options): {powerPreference, accelerated}; runs on Estuary's llvm-cpu target (the
+   * ESTUARY_WEBNN_TARGET environment variable chooses another, e.g. vulkan-spirv). */
+  async createContext(options) {
+    const o = dictionary(options, 'createContext()');
+    const powerPreference = enumValue(['default', 'high-performance', 'low-power'], o.powerPreference ?? 'default',
+      'createContext(): powerPreference');
+    const target = process.env.ESTUARY_WEBNN_TARGET || 'llvm-cpu';
+    const bridge = getBridge();
+    let hello;
+    try {
+      hello = (await (bridge.hello ??= bridge.request({ op: 'hello' }))).header;
+    } catch (e) {
+      throw new DOMException(`the Estuary worker could not start: ${e.message}`, 'NotSupportedError');
+    }
+    return new MLContext(internal, { bridge, hello, target, powerPreference, accelerated: target !== 'llvm-cpu' });
+  }
+}
+
+// ------------------------------------------------------------------ MLContext
+
+let nextId = 1;
+
+class MLContext {
+  constructor(key, init) {
+    if (key !== internal) throw new TypeError('Illegal constructor');
+    const limits = { preferredInputLayout: 'nchw', maxTensorByteLength: MAX_TENSOR_BYTES, ...init.hello.limits };
+    let resolveLost;
+    const lost = new Promise((r) => { resolveLost = r; });
+    this[internal] = { ...init, limits, lost, resolveLost, destroyed: false, tensors: new Set(), graphs: new Set() };
+    init.bridge.onLost.push((message) => this[internal].destroyed || this._lose(message));
+  }
+
+  get accelerated() { return this[internal].accelerated; }
+
+  get lost() { return this[internal].lost; }
+
+  opSupportLimits() { return structuredClone(this[internal].limits); }
+
+  _lose(message) {
+    const s = this[internal];
+    s.destroyed = true;
+    for (const t of s.tensors) t[internal].destroyed = true;
+    for (const g of s.graphs) g[internal].destroyed = true;
+    s.resolveLost({ message });
+  }
+
+  _live(where) {
+    if (this[internal].destroyed) throw invalidState(`${where}: the MLContext is destroyed or lost`);
+  }
+
+  destroy() {
+    const s = this[internal];
+    if (s.destroyed) return;
+    for (const t of [...s.tensors]) t.destroy();
+    for (const g of [...s.graphs]) g.destroy();
+    this._lose('destroy() was called');
+  }
+
+  async createTensor(descriptor) {
+    this._live('createTensor()');
+    const d = dictionary(descriptor, 'createTensor()');
+    const desc = operandDescriptor(d, 'createTensor()');
+    supported(this, 'input', desc.dataType, 'createTensor()');
+    return this._newTensor(desc, { readable: Boolean(d.readable), writable: Boolean(d.writable), constant: false });
+  }
+
+  async createConstantTensor(descriptor, inputData) {
+    this._live('createConstantTensor()');
+    const desc = operandDescriptor(descriptor, 'createConstantTensor()');
+    supported(this, 'constant', desc.dataType, 'createConstantTensor()');
+    const bytes = bytesOf(inputData, 'createConstantTensor()');
+    if (bytes.byteLength !== byteLength(desc)) {
+      throw new TypeError(`createConstantTensor(): the data has ${bytes.byteLength} bytes, the descriptor needs ${byteLength(desc)}`);
+    }
+    return this._newTensor(desc, { readable: false, writable: false, constant: true }, bytes);
+  }
+
+  async _newTensor(desc, usage, bytes) {
+    const s = this[internal];
+    const tensor = new MLTensor(internal, this, nextId++, desc, usage);
+    await s.bridge.request({ op: 'createTensor', tensor: tensor[internal].id, ...desc }, bytes ? [bytes] : []);
+    this._live('createTensor()');
+    s.tensors.add(tensor);
+    return tensor;
+  }
+
+  _ownTensor(tensor, where) {
+    if (!(tensor instanceof MLTensor)) throw new TypeError(`${where}: expected an MLTensor`);
+    if (tensor[internal].context !== this) throw new TypeError(`${where}: the MLTensor belongs to another MLContext`);
+    if (tensor[internal].destroyed) throw new TypeError(`${where}: the MLTensor is destroyed`);
+    return tensor[internal];
+  }
+
+  writeTensor(tensor, inputData) {
+    this._live('writeTensor()');
+    const t = this._ownTensor(tensor, 'writeTensor()');
+    if (!t.usage.writable) throw new TypeError('writeTensor(): the MLTensor was not created writable');
+    const bytes = bytesOf(inputData, 'writeTensor()');
+    if (bytes.byteLength !== byteLength(t.desc)) {
+      throw new TypeError(`writeTensor(): the data has ${bytes.byteLength} bytes, the tensor holds ${byteLength(t.desc)}`);
+    }
+    this[internal].bridge.send({ op: 'writeTensor', tensor: t.id, ...t.desc }, [bytes]);
+  }
+
+  async readTensor(tensor, outputData) {
+    this._live('readTensor()');
+    const t = this._ownTensor(tensor, 'readTensor()');
+    if (!t.usage.readable) throw new TypeError('readTensor(): the MLTensor was not created readable');
+    if (outputData !== undefined) {
+      if (!(outputData instanceof ArrayBuffer || ArrayBuffer.isView(outputData)
+          || (typeof SharedArrayBuffer !== 'undefined' && outputData instanceof SharedArrayBuffer))) {
+        throw new TypeError('readTensor(): outputData must be an ArrayBuffer or an ArrayBufferView');
+      }
+      if (outputData.byteLength !== byteLength(t.desc)) {
+        throw new TypeError(`readTensor(): outputData has ${outputData.byteLength} bytes, the tensor holds ${byteLength(t.desc)}`);
+      }
+    }
+    let reply;
+    try {
+      reply = await this[internal].bridge.request({ op: 'readTensor', tensor: t.id });
+    } catch (e) {
+      throw new DOMException(`readTensor(): ${e.message}`, 'OperationError');
+    }
+    if (t.destroyed) throw invalidState('readTensor(): the MLTensor was destroyed');
+    const bytes = reply.buffers[0];
+    if (outputData === undefined) return bytes.buffer;
+    viewOf(outputData).set(bytes);
+    return undefined;
+  }
+
+  dispatch(graph, inputs, outputs) {
+    this._live('dispatch()');
+    if (!(graph instanceof MLGraph)) throw new TypeError('dispatch(): expected an MLGraph');
+    const g = graph[internal];
+    if (g.context !== this) throw new TypeError('dispatch(): the MLGraph belongs to another MLContext');
+    if (g.destroyed) throw invalidState('dispatch(): the MLGraph is destroyed');
+    const named = (record, want, what) => {
+      const r = dictionary(record, `dispatch(): ${what}`);
+      const names = Object.keys(r);
+      const missing = Object.keys(want).filter((n) => !names.includes(n));
+      const extra = names.filter((n) => !(n in want));
+      if (missing.length || extra.length) {
+        throw new TypeError(`dispatch(): ${what} must be exactly ${JSON.stringify(Object.keys(want))}`
+          + `${missing.length ? `; missing ${JSON.stringify(missing)}` : ''}${extra.length ? `; unknown ${JSON.stringify(extra)}` : ''}`);
+      }
+      const ids = {};
+      for (const n of names) {
+        const t = this._ownTensor(r[n], `dispatch(): ${what} '${n}'`);
+        if (t.usage.constant) throw new TypeError(`dispatch(): ${what} '${n}' is a constant MLTensor`);
+        if (t.desc.dataType !== want[n].dataType || t.desc.shape.join() !== want[n].shape.join()) {
+          throw new TypeError(`dispatch(): ${what} '${n}' is ${t.desc.dataType} [${t.desc.shape}], the graph needs `
+            + `${want[n].dataType} [${want[n].shape}]`);
+        }
+        ids[n] = t.id;
+      }
+      return ids;
+    };
+    const ins = named(inputs, g.inputs, 'input');
+    const outs = named(outputs, g.outputs, 'output');
+    const outIds = Object.values(outs);
+    if (new Set(outIds).size !== outIds.length) throw new TypeError('dispatch(): an MLTensor is given for two outputs');
+    if (Object.values(ins).some((id) => outIds.includes(id))) {
+      throw new TypeError('dispatch(): an MLTensor is both an input and an output');
+    }
+    this[internal].bridge.send({ op: 'dispatch', graph: g.id, inputs: ins, outputs: outs });
+  }
+}
+
+// ------------------------------------------------------------------ MLTensor, MLGraph, MLOperand
+
+class MLTensor {
+  constructor(key, context, id, desc, usage) {
+    if (key !== internal) throw new TypeError('Illegal constructor');
+    this[internal] = { context, id, desc, usage, destroyed: false, shape: Object.freeze([...desc.shape]) };
+  }
+
+  get dataType() { return this[internal].desc.dataType; }
+
+  get shape() { return this[internal].shape; }
+
+  get readable() { return this[internal].usage.readable; }
+
+  get writable() { return this[internal].usage.writable; }
+
+  get constant() { return this[internal].usage.constant; }
+
+  destroy() {
+    const t = this[internal];
+    if (t.destroyed) return;
+    t.destroyed = true;
+    const c = t.context[internal];
+    c.tensors.delete(this);
+    if (!c.bridge.dead) c.bridge.send({ op: 'destroyTensor', tensor: t.id });
+  }
+}
+
+class MLGraph {
+  constructor(key, state) {
+    if (key !== internal) throw new TypeError('Illegal constructor');
+    this[internal] = state;
+  }
+
+  destroy() {
+    const g = this[internal];
+    if (g.destroyed) return;
+    g.destroyed = true;
+    const c = g.context[internal];
+    c.graphs.delete(this);
+    if (!c.bridge.dead) c.bridge.send({ op: 'destroyGraph', graph: g.id });
+  }
+}
+
+class MLOperand {
+  constructor(key, builder, desc, producer) {
+    if (key !== internal) throw new TypeError('Illegal constructor');
+    this[internal] = { builder, desc, producer, shape: Object.freeze([...desc.shape]) };
+  }
+
+  get dataType() { return this[internal].desc.dataType; }
+
+  get shape() { return this[internal].shape; }
+}
+
+// ------------------------------------------------------------------ MLGraphBuilder
+
+const ERROR_NAMES = { UnsupportedOpError: 'NotSupportedError' };
+
+class MLGraphBuilder {
+  constructor(context) {
+    if (!(context instanceof MLContext)) throw new TypeError('MLGraphBuilder(): expected an MLContext');
+    context._live('MLGraphBuilder()');
+    this[internal] = { context, inputs: new Map(), constants: [], operators: [], built: false };
+  }
+
+  _live(where) {
+    const b = this[internal];
+    b.context._live(where);
+    if (b.built) throw invalidState(`${where}: this MLGraphBuilder has already built its graph`);
+  }
+
+  _own(v, where) {
+    if (!(v instanceof MLOperand)) throw new TypeError(`${where}: expected an MLOperand`);
+    if (v[internal].builder !== this) throw new TypeError(`${where}: the MLOperand belongs to another MLGraphBuilder`);
+    return v;
+  }
+
+  input(name, descriptor) {
+    this._live('input()');
+    if (typeof name !== 'string' || name === '') throw new TypeError('input(): the name must be a non-empty string');
+    if (this[internal].inputs.has(name)) throw new TypeError(`input(): the graph already has an input named '${name}'`);
+    const desc = operandDescriptor(descriptor, `input('${name}')`);
+    supported(this[internal].context, 'input', desc.dataType, `input('${name}')`);
+    const operand = new MLOperand(internal, this, desc, null);
+    operand[internal].input = name;
+    this[internal].inputs.set(name, operand);
+    return operand;
+  }
+
+  /** constant(descriptor, buffer), constant(type, value) or constant(tensor). */
+  constant(a, b) {
+    this._live('constant()');
+    let desc;
+    let data;
+    if (a instanceof MLTensor) {
+      const t = this[internal].context._ownTensor(a, 'constant()');
+      if (!t.usage.constant) throw new TypeError('constant(): the MLTensor was not created by createConstantTensor()');
+      desc = t.desc;
+      data = { tensor: t.id };
+    } else if (typeof a === 'string') {
+      const type = enumValue(DATA_TYPES, a, 'constant(): type');
+      desc = { dataType: type, shape: [] };
+      data = scalarBytes(type, CONVERT.number(b, 'constant(): value'));
+    } else {
+      desc = operandDescriptor(a, 'constant()');
+      data = bytesOf(b, 'constant()');
+      if (data.byteLength !== byteLength(desc)) {
+        throw new TypeError(`constant(): the buffer has ${data.byteLength} bytes, the descriptor needs ${byteLength(desc)}`);
+      }
+    }
+    supported(this[internal].context, 'constant', desc.dataType, 'constant()');
+    const operand = new MLOperand(internal, this, desc, null);
+    operand[internal].constant = data;
+    this[internal].constants.push(operand);
+    return operand;
+  }
+
+  _call(spec, args) {
+    const where0 = `${spec.name}()`;
+    this._live(where0);
+    const optionsArg = args[spec.params.length];
+    const rawOptions = dictionary(optionsArg, `${where0}: options`);
+    const label = rawOptions.label === undefined ? '' : String(rawOptions.label);
+    const where = label ? `${spec.name}() '${label}'` : where0;
+    const converted = {};
+    const recorded = [];
+    const operandsUsed = [];
+    spec.params.forEach(([p, kind], i) => {
+      const v = args[i];
+      if (v === undefined) fail(where, `missing argument '${p}'`);
+      let c;
+      if (kind === 'operand') {
+        c = this._own(v, `${where}: ${p}`);
+        operandsUsed.push([p, c]);
+      } else if (kind === 'operands') {
+        c = Array.from(toList(v, `${where}: ${p}`), (x, j) => this._own(x, `${where}: ${p}[${j}]`));
+        c.forEach((x) => operandsUsed.push([p, x]));
+      } else {
+        c = CONVERT[kind](v, `${where}: ${p}`);
+      }
+      converted[p] = c;
+      recorded.push([p, c]);
+    });
+    const options = {};
+    for (const [k, kind] of Object.entries(spec.options)) {
+      const v = rawOptions[k];
+      if (v === undefined) continue;
+      if (kind === 'operand') {
+        options[k] = this._own(v, `${where}: options.${k}`);
+        operandsUsed.push([k, options[k]]);
+      } else if (Array.isArray(kind)) {
+        options[k] = enumValue(kind, v, `${where}: options.${k}`);
+      } else {
+        options[k] = CONVERT[kind](v, `${where}: options.${k}`);
+      }
+    }
+    converted.options = options;
+    const limits = this[internal].context[internal].limits[spec.name];
+    if (limits) {
+      for (const [p, o] of operandsUsed) {
+        const allowed = limits[p]?.dataTypes;
+        if (allowed && !allowed.includes(o.dataType)) fail(where, `${p} of type ${o.dataType} is not supported (${allowed.join(', ')})`);
+      }
+    }
+    const plain = (x) => ({ dataType: x.dataType, shape: [...x.shape] });
+    const view = Object.fromEntries(Object.entries(converted).map(([k, v]) => [k, v instanceof MLOperand ? plain(v)
+      : Array.isArray(v) && v[0] instanceof MLOperand ? v.map(plain) : v]));
+    view.options = Object.fromEntries(Object.entries(options).map(([k, v]) => [k, v instanceof MLOperand ? plain(v) : v]));
+    const result = spec.infer(where, view);
+    const multi = Array.isArray(result);
+    const descs = multi ? result : [result];
+    for (const d of descs) {
+      if (byteLength(d) > MAX_TENSOR_BYTES) fail(where, `the output [${d.shape}] is too large`);
+      supported(this[internal].context, 'output', d.dataType, where);
+    }
+    if (Object.keys(options).length || optionsArg !== undefined) recorded.push(['options', options]);
+    const record = { index: this[internal].operators.length, name: spec.name, args: recorded, multi, results: [] };
+    record.results = descs.map((d) => new MLOperand(internal, this, d, record));
+    this[internal].operators.push(record);
+    return multi ? [...record.results] : record.results[0];
+  }
+
+  async build(outputs) {
+    const b = this[internal];
+    b.context._live('build()');
+    if (b.built) throw invalidState('build(): this MLGraphBuilder has already built its graph');
+    const named = dictionary(outputs, 'build(): outputs');
+    const entries = Object.entries(named);
+    if (entries.length === 0) throw new TypeError('build(): outputs must name at least one MLOperand');
+    for (const [name, o] of entries) {
+      if (name === '') throw new TypeError('build(): output names must be non-empty');
+      this._own(o, `build(): output '${name}'`);
+      if (!o[internal].producer) throw new TypeError(`build(): output '${name}' is an input or a constant, not an operation's result`);
+    }
+    const { doc, buffers, inputs } = this._document(entries);
+    b.built = true;
+    const context = b.context;
+    const c = context[internal];
+    const id = nextId++;
+    let reply;
+    try {
+      reply = await c.bridge.request({ op: 'build', graph_id: id, graph: doc, target: c.target,
+        device: c.target === 'vulkan-spirv' ? 'vulkan' : null }, buffers);
+    } catch (e) {
+      const name = ERROR_NAMES[e.estuaryName]
+        ?? (/unsupported WebNN operation/.test(e.message) ? 'NotSupportedError' : 'OperationError');
+      throw new DOMException(`build(): ${e.message}`, name);
+    }
+    context._live('build()');
+    const outDescs = Object.fromEntries(entries.map(([n, o]) => [n, { dataType: o.dataType, shape: [...o.shape] }]));
+    const graph = new MLGraph(internal, { context, id, inputs, outputs: outDescs, destroyed: false, compiled: reply.header.outputs });
+    c.graphs.add(graph);
+    return graph;
+  }
+
+  /** The graph as Estuary's WebNN JSON document: the operators the outputs need, in order. */
+  _document(entries) {
+    const b = this[internal];
+    const used = new Set();
+    const stack = entries.map(([, o]) => o);
+    while (stack.length) {
+      const o = stack.pop();
+      if (used.has(o)) continue;
+      used.add(o);
+      const p = o[internal].producer;
+      if (p) for (const [, v] of p.args) stack.push(...operandsIn(v));
+    }
+    const names = new Map();
+    const taken = new Set(entries.map(([n]) => n));
+    const inputs = {};
+    const doc = { inputs: {}, operators: [], outputs: entries.map(([n]) => n) };
+    for (const [name, o] of b.inputs) {
+      if (!used.has(o)) continue;
+      if (taken.has(name)) throw new TypeError(`build(): '${name}' names both an input and an output`);
+      taken.add(name);
+      names.set(o, name);
+      inputs[name] = { dataType: o.dataType, shape: [...o.shape] };
+      doc.inputs[name] = { descriptor: inputs[name] };
+    }
+    const fresh = (base) => {
+      let n = base;
+      while (taken.has(n)) n += '_';
+      taken.add(n);
+      return n;
+    };
+    for (const [name, o] of entries) if (!names.has(o)) names.set(o, name);
+    const buffers = [];
+    b.constants.forEach((o, i) => {
+      if (!used.has(o)) return;
+      const n = fresh(`constant_${i}`);
+      names.set(o, n);
+      const data = o[internal].constant;
+      let ref = data;
+      if (data instanceof Uint8Array) {
+        ref = { buffer: buffers.length };
+        buffers.push(data);
+      }
+      doc.inputs[n] = { descriptor: { dataType: o.dataType, shape: [...o.shape] }, data: ref, constant: true };
+    });
+    const refs = (v) => (v instanceof MLOperand ? names.get(v) : Array.isArray(v) ? v.map(refs)
+      : v && typeof v === 'object' && typeof v !== 'bigint' ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, refs(x)])) : v);
+    for (const rec of b.operators) {
+      if (!rec.results.some((r) => used.has(r))) continue;
+      rec.results.forEach((r, k) => {
+        if (!names.has(r)) names.set(r, fresh(`${rec.name}_${rec.index}${rec.multi ? `_${k}` : ''}`));
+      });
+      const outs = rec.results.map((r) => names.get(r));
+      doc.operators.push({ name: rec.name, arguments: rec.args.map(([p, v]) => ({ [p]: refs(v) })),
+        outputs: rec.multi ? outs : outs[0] });
+    }
+    for (const [name, o] of entries) { // an operand named twice: the other names through identity
+      if (names.get(o) !== name) doc.operators.push({ name: 'identity', arguments: [{ input: names.get(o) }], outputs: name });
+    }
+    return { doc, buffers, inputs };
+  }
+}
+
+function toList(v, where) {
+  if (v === null || typeof v !== 'object' || typeof v[Symbol.iterator] !== 'function') throw new TypeError(`${where}: expected a sequence`);
+  return v;
+}
+
+function operandsIn(v) {
+  if (v instanceof MLOperand) return [v];
+  if (Array.isArray(v)) return v.flatMap(operandsIn);
+  if (v && typeof v === 'object') return Object.values(v).flatMap(operandsIn);
+  return [];
+}
+
+/** The bytes of one number cast to `type` (the spec's "cast a number"). */
+function scalarBytes(type, value) {
+  if (type === 'int4' || type === 'uint4') throw new TypeError(`constant(): ${type} scalars are not supported`);
+  const Typed = TYPED[type];
+  const array = new Typed(1);
+  if (type === 'int64' || type === 'uint64') {
+    const [lo, hi] = type === 'int64' ? [-(2n ** 63n), 2n ** 63n - 1n] : [0n, 2n ** 64n - 1n];
+    let x = typeof value === 'bigint' ? value : BigInt(Number.isNaN(value) ? 0 : Math.round(Math.min(Math.max(value, -1e300), 1e300)));
+    x = x < lo ? lo : x > hi ? hi : x;
+    array[0] = x;
+  } else if (type === 'float16') {
+    array[0] = float16Bits(Number(value));
+  } else if (type === 'float32') {
+    array[0] = Number(value);
+  } else {
+    const bits = { int32: 32, uint32: 32, int8: 8, uint8: 8 }[type];
+    const signed = type.startsWith('int');
+    const lo = signed ? -(2 ** (bits - 1)) : 0;
+    const hi = signed ? 2 ** (bits - 1) - 1 : 2 ** bits - 1;
+    const x = Number(value);
+    array[0] = Number.isNaN(x) ? 0 : roundHalfEven(Math.min(Math.max(x, lo), hi));
+  }
+  return new Uint8Array(array.buffer);
+}
+
+function roundHalfEven(x) {
+  const r = Math.round(x);
+  return Math.abs(x % 1) === 0.5 && r % 2 !== 0 ? r - 1 : r;
+}
+
+/** IEEE half-precision bits of x, rounding to nearest even. */
+function float16Bits(x) {
+  const f32 = new Float32Array([x]);
+  const u = new Uint32Array(f32.buffer)[0];
+  const sign = (u >>> 16) & 0x8000;
+  const exp = (u >>> 23) & 0xff;
+  let mant = u & 0x7fffff;
+  if (exp === 0xff) return sign | 0x7c00 | (mant ? 0x200 : 0);
+  let e = exp - 127 + 15;
+  if (e >= 0x1f) return sign | 0x7c00;
+  if (e <= 0) {
+    if (e < -10) return sign;
+    mant |= 0x800000;
+    const shift = 14 - e;
+    let h = mant >>> shift;
+    const rem = mant & ((1 << shift) - 1);
+    const half = 1 << (shift - 1);
+    if (rem > half || (rem === half && (h & 1))) h++;
+    return sign | h;
+  }
+  let h = (e << 10) | (mant >>> 13);
+  const rem = mant & 0x1fff;
+  if (rem > 0x1000 || (rem === 0x1000 && (h & 1))) h++;
+  return sign | h;
+}
+
+for (const [name, spec] of Object.entries(OPS)) {
+  Object.defineProperty(MLGraphBuilder.prototype, name, {
+    value: { [name](...args) { return this._call(spec, args); } }[name],
+    writable: true, configurable: true, enumerable: false,
+  });
+}
+
+module.exports = { ML, MLContext, MLGraphBuilder, MLOperand, MLGraph, MLTensor, Failure };
