@@ -57,6 +57,7 @@ for _name, _fn in BINARY.items():
 
 COMPARE = {
     "equal": np.equal,
+    "not_equal": np.not_equal,
     "greater": np.greater,
     "greater_or_equal": np.greater_equal,
     "lesser": np.less,
@@ -132,6 +133,20 @@ for _name, (_allowed, _fn) in UNARY.items():
             return np.asarray(_fn(x)).astype(x.dtype)
 
     nn_op(_name, ["input"], reference=_ref)(_unary_rule_for(_allowed))
+
+
+@nn_op("is_nan", ["input"], reference=lambda x: np.isnan(x).astype(np.uint8))
+def is_nan(input):
+    """1 where the input is NaN, else 0 (float in, uint8 out; WebNN isNaN)."""
+    dtype_in(input, dtypes.FLOATS)
+    return input.with_dtype("uint8")
+
+
+@nn_op("is_infinite", ["input"], reference=lambda x: np.isinf(x).astype(np.uint8))
+def is_infinite(input):
+    """1 where the input is +inf or -inf, else 0 (float in, uint8 out; WebNN isInfinite)."""
+    dtype_in(input, dtypes.FLOATS)
+    return input.with_dtype("uint8")
 
 
 def _cast_ref(x, to):

@@ -44,8 +44,15 @@ def _floor_mod(a, b):
     return _np.where((r != 0) & ((r < 0) != (b < 0)), r + b, r)
 
 
-for _name, _fn in {"sign": _np.sign, "round": _round_half_even, "exp2": _np.exp2}.items():
+for _name, _fn in {"round": _round_half_even, "exp2": _np.exp2}.items():
     _nn_op(_name, ["input"], reference=_ref64(_fn))(_float_unary)
+
+
+@_nn_op("sign", ["input"], reference=lambda x: _np.sign(x).astype(x.dtype))
+def _sign(input):
+    """-1, 0 or 1 by the input's sign; NaN and signed zeros pass through (floats and signed ints: WebNN sign)."""
+    _dtype_in(input, ("float32", "float16", "int32", "int64", "int8"))
+    return input
 
 
 def _float_binary(a, b):

@@ -149,3 +149,42 @@ func.func @pow_integer(%a: tensor<4xi8>, %b: tensor<4xi8>) -> tensor<4xi8> {
   %0 = "nn.pow"(%a, %b) : (tensor<4xi8>, tensor<4xi8>) -> tensor<4xi8>
   return %0 : tensor<4xi8>
 }
+
+// -----
+
+// Float pow: |x| ** e (squaring in f64 for integer exponents on the CPU), the sign of an odd integer
+// exponent restored for negative bases, NaN for a negative base and a non-integer exponent.
+// CHECK-LABEL: func.func @pow_float_negative_base
+// CHECK: linalg.generic
+// CHECK-DAG: math.powf
+// CHECK-DAG: math.absf
+// CHECK-DAG: math.copysign
+// CHECK-DAG: math.floor
+// CHECK-DAG: arith.fptoui
+// CHECK-DAG: arith.mulf {{.*}} : f64
+// CHECK-DAG: arith.negf
+// CHECK-DAG: arith.constant 0x7FC00000 : f32
+// CHECK-NOT: "nn.
+func.func @pow_float_negative_base(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = "nn.pow"(%a, %b) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+// notEqual is an unordered compare (NaN != x holds); isNaN / isInfinite classify floats to uint8.
+// CHECK-LABEL: func.func @not_equal_is_nan_is_infinite
+// CHECK-DAG: arith.cmpf une
+// CHECK-DAG: arith.cmpi ne
+// CHECK-DAG: arith.cmpf uno
+// CHECK-DAG: arith.cmpf oeq
+// CHECK-DAG: arith.constant 0x7F800000 : f32
+// CHECK-NOT: "nn.
+func.func @not_equal_is_nan_is_infinite(%a: tensor<4xf32>, %b: tensor<4xf32>, %i: tensor<4xi32>)
+    -> (tensor<4xui8>, tensor<4xui8>, tensor<4xui8>, tensor<4xui8>) {
+  %0 = "nn.not_equal"(%a, %b) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xui8>
+  %1 = "nn.not_equal"(%i, %i) : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xui8>
+  %2 = "nn.is_nan"(%a) : (tensor<4xf32>) -> tensor<4xui8>
+  %3 = "nn.is_infinite"(%a) : (tensor<4xf32>) -> tensor<4xui8>
+  return %0, %1, %2, %3 : tensor<4xui8>, tensor<4xui8>, tensor<4xui8>, tensor<4xui8>
+}

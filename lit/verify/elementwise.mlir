@@ -45,3 +45,11 @@ func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {
   %0 = "nn.clamp"(%a) {min_value = 2.0 : f64, max_value = 1.0 : f64} : (tensor<4xf32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+// CHECK: (nn.is_nan): input data type must be one of ['float32', 'float16'], got int32
+func.func @f(%a: tensor<4xi32>) -> tensor<4xui8> {
+  %0 = "nn.is_nan"(%a) : (tensor<4xi32>) -> tensor<4xui8>
+  return %0 : tensor<4xui8>
+}

@@ -95,8 +95,50 @@ def lower_pow(n):
     a, b = _broadcast_operands(n)
     element = C.storage(n.out).element_type
     if _is_float(n.out):
-        return C.elementwise(n.out.shape, element, [a, b], mathd.powf)
+        return C.elementwise(n.out.shape, element, [a, b], lambda x, e: _float_power(x, e, n.options.gpu))
     return C.elementwise(n.out.shape, element, [a, b], _integer_power(not _unsigned(n.out)))
+
+
+def _float_power(x, e, gpu):
+    """IEEE pow (C's pow): |x| ** e, negated when x is negative (or -0) and e an odd integer, NaN
+    when x is negative and e not an integer, 1 for x ** 0 and (+-1) ** +-inf. math.powf alone is
+    exp(e * log(x)) in IREE: NaN for every x < 0, and its error grows with |e * log x|; on the CPU an
+    integer exponent below 2**32 is applied by squaring in float64 instead (correctly rounded in
+    practice; Vulkan devices need not have float64)."""
+    t = x.type
+    pred = arith.CmpFPredicate
+    k = lambda v: C.scalar_const(t, v)  # noqa: E731
+    ax = mathd.absf(x)
+    r = mathd.powf(ax, e)
+    integral = arith.cmpf(pred.OEQ, mathd.floor(e), e)
+    if not gpu:
+        r = arith.select(arith.andi(integral, arith.cmpf(pred.OLT, mathd.absf(e), k(2.0 ** 32))),
+                         _power_by_squaring(ax, e), r)
+    unit = arith.ori(arith.cmpf(pred.OEQ, e, k(0.0)), arith.cmpf(pred.OEQ, ax, k(1.0)))
+    r = arith.select(unit, k(1.0), r)
+    negative = arith.cmpf(pred.OLT, mathd.copysign(k(1.0), x), k(0.0))
+    half = arith.mulf(e, k(0.5))
+    odd = arith.andi(integral, arith.cmpf(pred.ONE, mathd.floor(half), half))
+    signed = arith.select(odd, arith.negf(r), r)
+    return arith.select(negative, arith.select(integral, signed, k(math.nan)), r)
+
+
+def _power_by_squaring(ax, e):
+    """ax ** e for ax >= 0 and an integer-valued e with |e| < 2**32, in float64 (32 squarings)."""
+    f64, i64 = ir.F64Type.get(), ir.IntegerType.get_signless(64)
+    base = arith.extf(f64, ax)
+    e64 = arith.extf(f64, e)
+    n = arith.fptoui(i64, mathd.absf(e64))
+    one_i, zero_i = C.scalar_const(i64, 1), C.scalar_const(i64, 0)
+    result = C.scalar_const(f64, 1.0)
+    for i in range(32):
+        bit = arith.andi(arith.shrui(n, C.scalar_const(i64, i)), one_i)
+        result = arith.select(arith.cmpi(arith.CmpIPredicate.ne, bit, zero_i), arith.mulf(result, base), result)
+        if i < 31:
+            base = arith.mulf(base, base)
+    inverse = arith.divf(C.scalar_const(f64, 1.0), result)
+    result = arith.select(arith.cmpf(arith.CmpFPredicate.OLT, e64, C.scalar_const(f64, 0.0)), inverse, result)
+    return arith.truncf(ax.type, result)
 
 
 def _integer_power(signed):
@@ -127,15 +169,15 @@ def _integer_power(signed):
     return body
 
 
-_FCMP = {"equal": "OEQ", "greater": "OGT", "greater_or_equal": "OGE", "lesser": "OLT", "lesser_or_equal": "OLE"}
-_ICMP = {"equal": "eq", "greater": "gt", "greater_or_equal": "ge", "lesser": "lt", "lesser_or_equal": "le"}
+_FCMP = {"equal": "OEQ", "not_equal": "UNE", "greater": "OGT", "greater_or_equal": "OGE", "lesser": "OLT", "lesser_or_equal": "OLE"}
+_ICMP = {"equal": "eq", "not_equal": "ne", "greater": "gt", "greater_or_equal": "ge", "lesser": "lt", "lesser_or_equal": "le"}
 
 
 def _to_u8(flag):
     return arith.extui(ir.IntegerType.get_signless(8), flag)
 
 
-@lower("equal", "greater", "greater_or_equal", "lesser", "lesser_or_equal")
+@lower("equal", "not_equal", "greater", "greater_or_equal", "lesser", "lesser_or_equal")
 def lower_compare(n):
     a, b = _broadcast_operands(n)
     spec = n.in_specs[0]
@@ -144,7 +186,7 @@ def lower_compare(n):
         body = lambda x, y: _to_u8(arith.cmpf(pred, x, y))  # noqa: E731
     else:
         key = _ICMP[n.name]
-        if key != "eq":
+        if key not in ("eq", "ne"):
             key = ("u" if _unsigned(spec) else "s") + key
         pred = getattr(arith.CmpIPredicate, key)
         body = lambda x, y: _to_u8(arith.cmpi(pred, x, y))  # noqa: E731
@@ -187,6 +229,18 @@ def lower_tosa_unary(n):
 def lower_math_unary(n):
     element = C.storage(n.out).element_type
     return C.elementwise(n.out.shape, element, [n.inputs[0]], _MATH_UNARY[n.name])
+
+
+@lower("is_nan", "is_infinite")
+def lower_float_class(n):
+    element = C.element_of(n.inputs[0])
+
+    def body(x):
+        if n.name == "is_nan":
+            return _to_u8(arith.cmpf(arith.CmpFPredicate.UNO, x, x))
+        return _to_u8(arith.cmpf(arith.CmpFPredicate.OEQ, mathd.absf(x), C.scalar_const(element, math.inf)))
+
+    return C.elementwise(n.out.shape, ir.IntegerType.get_signless(8), [n.inputs[0]], body)
 
 
 @lower("erf")

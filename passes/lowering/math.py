@@ -59,10 +59,15 @@ def lower_nnef_unary(n):
 
 
 # --- Core ML sign, round (half to even), exp2, mod (sign of the divisor), floor_div
+from iree.compiler import ir as _ir  # noqa: E402
 from iree.compiler.dialects import arith as _arith  # noqa: E402
 
 
 def _sign_body(x):
+    if isinstance(x.type, _ir.IntegerType):  # signed integers: WebNN sign
+        zero, one, minus_one = (_C.scalar_const(x.type, v) for v in (0, 1, -1))
+        neg = _arith.select(_arith.cmpi(_arith.CmpIPredicate.slt, x, zero), minus_one, x)
+        return _arith.select(_arith.cmpi(_arith.CmpIPredicate.sgt, x, zero), one, neg)
     zero = _arith.constant(x.type, 0.0)
     one = _arith.constant(x.type, 1.0)
     neg = _arith.select(_arith.cmpf(_arith.CmpFPredicate.OLT, x, zero), _arith.constant(x.type, -1.0), x)

@@ -1,16 +1,18 @@
-"""WebNN mappings: element-wise binary/unary/logical ops, cast, clamp, where (§7.7.7-8, 12-14, 47)."""
+"""WebNN mappings: element-wise binary/unary/logical ops, cast, clamp, where (§7.7.7-8, 12-14, 47),
+and the current spec's notEqual, isNaN, isInfinite, roundEven, sign."""
 import math
 
 from estuary.importers.webnn.ops import OPS
 
 _BINARY = {"add": "add", "sub": "sub", "mul": "mul", "div": "div", "max": "max", "min": "min",
-           "pow": "pow", "equal": "equal", "greater": "greater", "greaterOrEqual": "greater_or_equal",
+           "pow": "pow", "equal": "equal", "notEqual": "not_equal", "greater": "greater", "greaterOrEqual": "greater_or_equal",
            "lesser": "lesser", "lesserOrEqual": "lesser_or_equal", "logicalAnd": "logical_and",
            "logicalOr": "logical_or", "logicalXor": "logical_xor"}
 
 _UNARY = {"abs": "abs", "ceil": "ceil", "cos": "cos", "erf": "erf", "exp": "exp", "floor": "floor",
           "identity": "identity", "log": "log", "neg": "neg", "reciprocal": "reciprocal", "sin": "sin",
-          "sqrt": "sqrt", "tan": "tan", "logicalNot": "logical_not"}
+          "sqrt": "sqrt", "tan": "tan", "logicalNot": "logical_not", "isNaN": "is_nan", "isInfinite": "is_infinite",
+          "roundEven": "round", "sign": "sign"}
 
 
 def _binary(nn_name):

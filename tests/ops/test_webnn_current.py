@@ -1,0 +1,145 @@
+"""Operators of the current WebNN spec (notEqual, isNaN, isInfinite, roundEven, sign, gatherElements,
+gatherND, scatterElements, scatterND, tile, reverse, cumulativeSum, quantizeLinear, dequantizeLinear,
+slice strides) and the spec's pow, through WebNN graphs, vs onnxruntime or a float64 formula."""
+import numpy as np
+import pytest
+from onnx import helper
+
+from helpers import assert_exact, assert_ulp, graph, op, run_graph, run_onnx
+
+N = helper.make_node
+
+
+def _one(name, inputs, *args, consts=None, **options):
+    """Run the one-operator graph `name(*args, **options)` on `inputs` and return its output."""
+    doc = graph(inputs, [op(name, *args, **options)], ["y"], constants=consts)
+    return run_graph(doc, inputs)["y"]
+
+
+def test_pow_negative_base_integer_exponent():
+    """IEEE pow: a negative base with an integer-valued exponent is finite (signed by the exponent's
+    parity); with a non-integer exponent it is NaN. float64 C pow is the reference."""
+    a = np.array([-2, -2, -3, -0.5, -1.5, -2, -0.0, -0.0, 2, 0, -7, -1, -4, np.nan, 3, -2.5],
+                 np.float32)
+    b = np.array([3, 2, -3, 5, 4, 0.5, 3, -1, 10, 0, 1, 1e9 + 1, -2, 0, -2, 7], np.float32)
+    got = _one("pow", {"a": a, "b": b}, ("a", "a"), ("b", "b"))
+    with np.errstate(all="ignore"):
+        want = np.power(a.astype(np.float64), b.astype(np.float64)).astype(np.float32)
+    assert_ulp(got, want, 2)
+
+
+def test_pow_negative_bases_random(rng):
+    a = -rng.uniform(0.25, 4, (5, 8)).astype(np.float32)
+    b = rng.integers(-6, 7, (8,)).astype(np.float32)
+    got = _one("pow", {"a": a, "b": b}, ("a", "a"), ("b", "b"))
+    want = np.power(a.astype(np.float64), b.astype(np.float64)).astype(np.float32)
+    assert_ulp(got, want, 2)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.int64, np.uint8])
+def test_not_equal(dtype, rng):
+    a = rng.integers(0, 3, (3, 4)).astype(dtype)
+    b = rng.integers(0, 3, (4,)).astype(dtype)
+    if dtype == np.float32:
+        a[0, :2] = np.nan
+    got = _one("notEqual", {"a": a, "b": b}, ("a", "a"), ("b", "b"))
+    ref = run_onnx([N("Equal", ["a", "b"], ["e"]), N("Not", ["e"], ["y"])], {"a": a, "b": b},
+                   [("y", np.bool_, None)])["y"]
+    assert_exact(got, ref.astype(np.uint8))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_is_nan_is_infinite(dtype):
+    x = np.array([[0, -0.0, 1.5, np.inf], [-np.inf, np.nan, -np.nan, 65504]], dtype)
+    got = _one("isNaN", {"x": x}, ("input", "x"))
+    ref = run_onnx([N("IsNaN", ["x"], ["y"])], {"x": x}, [("y", np.bool_, None)])["y"]
+    assert_exact(got, ref.astype(np.uint8))
+    got = _one("isInfinite", {"x": x}, ("input", "x"))
+    ref = run_onnx([N("IsInf", ["x"], ["y"])], {"x": x}, [("y", np.bool_, None)])["y"]
+    assert_exact(got, ref.astype(np.uint8))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_round_even(dtype, rng):
+    x = np.concatenate([np.arange(-4.5, 5, 0.5), rng.uniform(-100, 100, 13),
+                        [np.inf, -np.inf, np.nan, -0.0, 0.49999997, 2049.0 if dtype == np.float16 else 8388609.0]]
+                       ).astype(dtype)
+    got = _one("roundEven", {"x": x}, ("input", "x"))
+    ref = run_onnx([N("Round", ["x"], ["y"])], {"x": x}, [("y", dtype, None)])["y"]
+    assert_exact(got, ref)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int32, np.int64, np.int8])
+def test_sign(dtype, rng):
+    x = rng.integers(-5, 6, (4, 6)).astype(dtype)
+    if np.dtype(dtype).kind == "f":
+        x = (x * rng.uniform(0.1, 3, x.shape)).astype(dtype)
+        x[0, :4] = [np.inf, -np.inf, 0.0, -1e-30]
+    got = _one("sign", {"x": x}, ("input", "x"))
+    ref = run_onnx([N("Sign", ["x"], ["y"])], {"x": x}, [("y", dtype, None)])["y"]
+    assert_exact(got, ref)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+def test_gathers_tile_reverse(dtype, rng):
+    x = (rng.standard_normal((3, 4, 5)) * 10).astype(dtype)
+    ge = rng.integers(-4, 4, (3, 2, 5)).astype(np.int32)
+    nd = np.array([[[2, -1], [0, 1]], [[1, 3], [-3, 0]]], np.int64)
+    consts = {"ge": ge, "nd": nd}
+    ops = [op("gatherElements", ("input", "x"), ("indices", "ge"), axis=1, outputs="ge_y"),
+           op("gatherND", ("input", "x"), ("indices", "nd"), outputs="nd_y"),
+           op("tile", ("input", "x"), ("repetitions", [2, 1, 3]), outputs="tile_y"),
+           op("reverse", ("input", "x"), outputs="rev_all"),
+           op("reverse", ("input", "x"), axes=[2, 0], outputs="rev_20")]
+    names = ["ge_y", "nd_y", "tile_y", "rev_all", "rev_20"]
+    got = run_graph(graph({"x": x}, ops, names, constants=consts), {"x": x})
+    i64 = lambda *a: np.array(a, np.int64)  # noqa: E731
+    nodes = [N("GatherElements", ["x", "ge"], ["ge_y"], axis=1), N("GatherND", ["x", "nd"], ["nd_y"]),
+             N("Tile", ["x", "reps"], ["tile_y"]),
+             N("Slice", ["x", "st", "en", "ax3", "step3"], ["rev_all"]),
+             N("Slice", ["x", "st2", "en2", "ax2", "step2"], ["rev_20"])]
+    init = {"ge": ge.astype(np.int64), "nd": nd, "reps": i64(2, 1, 3), "st": i64(-1, -1, -1),
+            "en": i64(*[-2**62] * 3), "ax3": i64(0, 1, 2), "step3": i64(-1, -1, -1), "st2": i64(-1, -1),
+            "en2": i64(-2**62, -2**62), "ax2": i64(2, 0), "step2": i64(-1, -1)}
+    ref = run_onnx(nodes, {"x": x}, [(k, dtype, None) for k in names], initializers=init)
+    for k in names:
+        assert_exact(got[k], ref[k])
+
+
+def test_scatters_and_scalar_tile(rng):
+    x = rng.standard_normal((4, 3)).astype(np.float32)
+    idx = np.array([[1, 0, 2], [3, 2, 0]], np.int32)  # unique positions per column
+    upd = rng.standard_normal((2, 3)).astype(np.float32)
+    nd_idx = np.array([[2], [0]], np.int64)
+    nd_upd = rng.standard_normal((2, 3)).astype(np.float32)
+    s = np.array(2.5, np.float32)
+    ops = [op("scatterElements", ("input", "x"), ("indices", "i"), ("updates", "u"), axis=0, outputs="se"),
+           op("scatterND", ("input", "x"), ("indices", "ni"), ("updates", "nu"), outputs="sn"),
+           op("tile", ("input", "s"), ("repetitions", []), outputs="ts")]
+    got = run_graph(graph({"x": x, "u": upd, "nu": nd_upd, "s": s}, ops, ["se", "sn", "ts"],
+                          constants={"i": idx, "ni": nd_idx}), {"x": x, "u": upd, "nu": nd_upd, "s": s})
+    ref = run_onnx([N("ScatterElements", ["x", "i", "u"], ["se"], axis=0), N("ScatterND", ["x", "ni", "nu"], ["sn"])],
+                   {"x": x, "u": upd, "nu": nd_upd}, [("se", np.float32, None), ("sn", np.float32, None)],
+                   initializers={"i": idx.astype(np.int64), "ni": nd_idx})
+    assert_exact(got["se"], ref["se"])
+    assert_exact(got["sn"], ref["sn"])
+    assert_exact(got["ts"], s)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.int64])
+def test_cumulative_sum(dtype, rng):
+    x = rng.integers(-20, 20, (3, 5)).astype(dtype)
+    if dtype == np.float32:
+        x = rng.standard_normal((3, 5)).astype(dtype)
+    ops = [op("cumulativeSum", ("input", "x"), ("axis", 1), outputs="a"),
+           op("cumulativeSum", ("input", "x"), ("axis", 0), exclusive=True, reversed=True, outputs="b")]
+    got = run_graph(graph({"x": x}, ops, ["a", "b"]), {"x": x})
+    ax = lambda v: np.array(v, np.int64)  # noqa: E731
+    ref = run_onnx([N("CumSum", ["x", "one"], ["a"]), N("CumSum", ["x", "zero"], ["b"], exclusive=1, reverse=1)],
+                   {"x": x}, [("a", dtype, None), ("b", dtype, None)], initializers={"one": ax(1), "zero": ax(0)})
+    if dtype == np.float32:
+        assert_ulp(got["a"], ref["a"], 4)
+        assert_ulp(got["b"], ref["b"], 4)
+    else:
+        assert_exact(got["a"], ref["a"])
+        assert_exact(got["b"], ref["b"])
