@@ -9,7 +9,8 @@ import os
 
 import numpy as np
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+# the demo model ships inside the package (estuary/examples/), so `estuary demo` works from any folder
+HERE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "python", "estuary", "examples")
 
 
 def mobilenet_block():
@@ -54,4 +55,4 @@ def mobilenet_block():
 
 if __name__ == "__main__":
     mobilenet_block()
-    print("wrote examples/mobilenet_block.json and examples/mobilenet_block.bin")
+    print("wrote python/estuary/examples/mobilenet_block.json and .bin")

@@ -19,7 +19,7 @@ from estuary.importers import import_model
 from helpers import run_onnx
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-MODEL = os.path.join(ROOT, "examples", "mobilenet_block.json")
+MODEL = os.path.join(ROOT, "python", "estuary", "examples", "mobilenet_block.json")
 
 
 def _weight_count(nn):

@@ -11,14 +11,14 @@ from onnx import helper
 from helpers import assert_accumulated, run_onnx
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-MODEL = os.path.join(ROOT, "examples", "mobilenet_block.json")
+MODEL = os.path.join(ROOT, "python", "estuary", "examples", "mobilenet_block.json")
 BIN = os.path.dirname(sys.executable)
 
 
 def _weights():
     """Read the example's constants straight from its JSON + .bin (independently of Estuary)."""
     doc = json.load(open(MODEL))["graph"]
-    blob = open(os.path.join(ROOT, "examples", "mobilenet_block.bin"), "rb").read()
+    blob = open(os.path.join(ROOT, "python", "estuary", "examples", "mobilenet_block.bin"), "rb").read()
     out = {}
     for name, entry in doc["inputs"].items():
         if entry.get("constant"):

@@ -3,7 +3,7 @@
 `load_model(source, shapes=None)`: source is a path, bytes, or a coremltools `Model_pb2.Model`.
 Each NeuralNetworkLayer kind has one converter, registered in importers/coreml/ops/<family>.py.
 Layouts, shape mappings and model kinds: importers/coreml/model_kinds.py.
-coremltools is imported only here (an optional extra: pip install estuary[coreml]).
+coremltools (a dependency of the estuary-nn distribution) is imported only here.
 """
 
 

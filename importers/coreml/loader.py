@@ -29,7 +29,7 @@ def model_pb2():
     spec = importlib.util.find_spec("coremltools")  # locates the package without running it
     proto_dir = os.path.join(os.path.dirname(spec.origin), "proto") if spec and spec.origin else None
     if proto_dir is None or not os.path.isfile(os.path.join(proto_dir, "Model_pb2.py")):
-        raise ModelImportError("reading Core ML models needs coremltools (pip install estuary[coreml])")
+        raise ModelImportError("reading Core ML models needs coremltools (pip install estuary-nn installs it)")
     package = types.ModuleType(_PROTO_PACKAGE)
     package.__path__ = [proto_dir]
     sys.modules[_PROTO_PACKAGE] = package

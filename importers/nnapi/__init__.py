@@ -12,8 +12,9 @@ from estuary.importers.nnapi.converter import Converter
 from estuary.importers.nnapi.ops import OPS
 
 
-def load_model(source):
-    """Import an nnapi.Model (finished) or a path to its JSON serialization."""
+def load_model(source, shapes=None):
+    """Import an nnapi.Model (finished) or a path to its JSON serialization; `shapes`
+    {"input<n>": [dims]} fills the free (0) dimensions of model inputs."""
     if isinstance(source, nnapi.Model):
         model, path = source, "<nnapi model>"
         if not model.finished:
@@ -35,4 +36,4 @@ def load_model(source):
                    enumerate(model.operations) if code not in OPS]
     if unsupported:
         raise UnsupportedOpError(path, unsupported)
-    return Converter(model, path).build()
+    return Converter(model, path, shapes).build()

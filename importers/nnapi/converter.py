@@ -23,9 +23,10 @@ FLOAT_ONLY_OPS = {"FLOOR", "L2_NORMALIZATION", "L2_POOL_2D", "LOCAL_RESPONSE_NOR
 class Converter(ConversionContext):
     """Walks an NNAPI model's operations in order and maps each onto nn ops."""
 
-    def __init__(self, model, path):
+    def __init__(self, model, path, shapes=None):
         super().__init__(Graph(path, "nnapi"), path)
         self.model = model
+        self.shapes = shapes or {}  # "input<n>" -> dims for the inputs' free (0) dimensions
         self.values = {}  # operand index -> nn Value
         self.code = None
 
@@ -128,14 +129,26 @@ class Converter(ConversionContext):
 
     def build(self):
         """The nn module of the whole model."""
+        unknown = sorted(set(self.shapes) - {f"input{n}" for n in range(len(self.model.inputs))})
+        if unknown:
+            raise VerificationError(f"{self.path}: no input named {unknown[0]!r} (NNAPI inputs are input0.."
+                                    f"input{len(self.model.inputs) - 1})")
         for n, i in enumerate(self.model.inputs):
             op = self.operand(i)
             if not op.is_tensor:
                 raise VerificationError(f"{self.path}: model input {n} (operand {i}) must be a tensor")
-            if 0 in op.dimensions:
+            dims = list(op.dimensions)
+            given = self.shapes.get(f"input{n}")
+            if given is not None:
+                if len(given) != len(dims) or any(d and d != g for d, g in zip(dims, given)):
+                    raise VerificationError(f"{self.path}: shape {list(given)} for input{n} does not fit its "
+                                            f"declared dimensions {dims} (0 marks a free one)")
+                dims = list(given)
+            if 0 in dims:
                 raise VerificationError(f"{self.path}: model input {n} (operand {i}) has unspecified "
-                                        f"dimensions {op.dimensions}; Estuary compiles static shapes")
-            self.values[i] = self.graph.input(f"input{n}", TensorSpec(op.dimensions, _DTYPES[op.code.name]))
+                                        f"dimensions {dims}; Estuary compiles static shapes (set them with "
+                                        f"--shape input{n}=D1xD2...)")
+            self.values[i] = self.graph.input(f"input{n}", TensorSpec(dims, _DTYPES[op.code.name]))
         for k, (code, ins, outs) in enumerate(self.model.operations):
             self.code, self.label, self.op_type = code, f"#{k} {code.name}", code.name
             if code.name in FLOAT_ONLY_OPS:

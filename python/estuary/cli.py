@@ -1,12 +1,76 @@
 """The `estuary` driver and `estuary-opt`: thin command-line layers over the Python API."""
 import argparse
+import json
 import os
 import sys
+import threading
 import time
 
 import numpy as np
 
 from estuary.errors import EstuaryError, InternalError
+
+FORMATS = ["coreml", "nnef", "webnn", "nnapi", "nn"]
+
+
+class Progress:
+    """Compile phases as one line each with a ticking elapsed time (tqdm), on a terminal only:
+    `estuary.compile(progress=reporter)` hands it each phase message. Quiet when stderr is not a
+    TTY or with --quiet."""
+
+    PHASES = ("importing", "optimizing", "compiling")
+
+    def __init__(self, enabled):
+        self.enabled = enabled
+        self._bar = None
+        self._stop = threading.Event()
+        self._thread = None
+
+    def __call__(self, message):
+        if not self.enabled:
+            return
+        from tqdm import tqdm
+
+        if not message.startswith(self.PHASES):
+            tqdm.write(f"  {message}", file=sys.stderr)
+            return
+        self._finish_bar()
+        self._bar = tqdm(total=None, desc=message, bar_format="{desc} [{elapsed}]", file=sys.stderr, leave=True)
+
+    def _finish_bar(self):
+        if self._bar is not None:
+            self._bar.refresh()
+            self._bar.close()
+            self._bar = None
+
+    def _tick(self):
+        while not self._stop.wait(0.2):
+            bar = self._bar
+            if bar is not None:
+                bar.refresh()
+
+    def __enter__(self):
+        if self.enabled:
+            self._thread = threading.Thread(target=self._tick, daemon=True)
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        self._finish_bar()
+        return False
+
+
+def _progress(args):
+    return Progress(not getattr(args, "quiet", False) and sys.stderr.isatty())
+
+
+def _say(args, text):
+    """A summary line on stdout (none with --quiet)."""
+    if not getattr(args, "quiet", False):
+        print(text)
 
 
 def _import(args):
@@ -28,18 +92,38 @@ def _write_text(text, output):
             raise EstuaryError(f"cannot write {output}: {e.strerror or e}") from None
 
 
+def _check_output_path(out):
+    """Refuse an output path that cannot be written before spending time on the compile."""
+    if not out:
+        raise EstuaryError("-o/--output is empty; give a file name (or leave -o out for <model>.vmfb)")
+    if os.path.isdir(out):
+        raise EstuaryError(f"cannot write {out}: it is a directory")
+    folder = os.path.dirname(os.path.abspath(out))
+    if not os.path.isdir(folder):
+        raise EstuaryError(f"cannot write {out}: no such directory {folder}")
+    if not os.access(folder, os.W_OK) or (os.path.exists(out) and not os.access(out, os.W_OK)):
+        raise EstuaryError(f"cannot write {out}: permission denied")
+
+
+def _model_stem(model):
+    path = os.path.normpath(os.fspath(model))
+    return os.path.splitext(os.path.basename(path))[0] or "model"
+
+
 def _compile(args):
     import estuary
 
-    art = estuary.compile(args.model, target=args.target, format=args.format,
-                          optimize=False if args.no_optimize else None, cpu=args.target_cpu,
-                          extra_flags=args.iree_flag or (), progress=not args.quiet,
-                          disable_passes=args.disable_pass or (), shapes=_shapes(args), workers=args.workers)
-    out = args.output or os.path.splitext(os.path.basename(os.fspath(args.model)))[0] + ".vmfb"
+    out = args.output if args.output is not None else _model_stem(args.model) + ".vmfb"
+    _check_output_path(out)
+    with _progress(args) as progress:
+        art = estuary.compile(args.model, target=args.target, format=args.format,
+                              optimize=False if args.no_optimize else None, cpu=args.target_cpu,
+                              extra_flags=args.iree_flag or (), progress=progress,
+                              disable_passes=args.disable_pass or (), shapes=_shapes(args), workers=args.workers)
     art.save(out)
     t = art.timings
-    print(f"wrote {out} ({len(art.vmfb)} bytes) for {args.target} in {t.get('total_s', 0):.2f} s "
-          f"(import {t.get('import_s', 0):.2f} s, lower {t.get('lower_s', 0):.2f} s, IREE {t.get('iree_s', 0):.2f} s)")
+    _say(args, f"wrote {out} ({len(art.vmfb)} bytes) for {args.target} in {t.get('total_s', 0):.2f} s "
+         f"(import {t.get('import_s', 0):.2f} s, lower {t.get('lower_s', 0):.2f} s, IREE {t.get('iree_s', 0):.2f} s)")
 
 
 def _shapes(args):
@@ -48,20 +132,25 @@ def _shapes(args):
     for item in getattr(args, "shape", None) or []:
         name, sep, dims = item.rpartition("=")
         try:
-            shapes[name] = [int(d) for d in dims.lower().split("x")]
+            parsed = [int(d) for d in dims.lower().split("x")]
         except ValueError:
-            name = ""
-        if not sep or not name or any(d <= 0 for d in shapes.get(name, [0])):
+            parsed = []
+        if not sep or not name or not parsed or any(d <= 0 for d in parsed):
             raise EstuaryError(f"--shape takes NAME=D1xD2x... with positive extents, got {item!r}")
+        if name in shapes:
+            raise EstuaryError(f"--shape {name} is given twice")
+        shapes[name] = parsed
     return shapes or None
 
 
-def _parse_inputs(specs, model):
+def _parse_inputs(specs):
     feeds = {}
     for item in specs or []:
         name, sep, path = item.partition("=")
-        if not sep:
+        if not sep or not name:
             raise EstuaryError(f"--input takes NAME=PATH.npy, got {item!r}")
+        if name in feeds:
+            raise EstuaryError(f"--input {name} is given twice")
         try:
             with open(path, "rb") as f:
                 if f.read(6) != b"\x93NUMPY":
@@ -92,11 +181,65 @@ def _safe_name(name):
     return keep or "output"
 
 
-def _run(args):
+def output_files(names):
+    """{output name: file name}: each name made safe, and names that end up alike (`a/b`, `a_b`)
+    numbered so that no output overwrites another (case-insensitively, for macOS and Windows)."""
+    files, taken = {}, set()
+    for name in names:
+        stem = _safe_name(name)
+        candidate, n = stem, 1
+        while candidate.lower() in taken:
+            n += 1
+            candidate = f"{stem}-{n}"
+        taken.add(candidate.lower())
+        files[name] = candidate + ".npy"
+    return files
+
+
+def _load(args):
+    """estuary.load of the command's model or .vmfb; a model compiles through the compile cache."""
     import estuary
 
-    model = estuary.load(args.vmfb, device=args.device, threads=args.threads)
-    feeds = _parse_inputs(args.input, model)
+    path = args.model
+    options = {"target": getattr(args, "target", None), "format": getattr(args, "format", None),
+               "shapes": _shapes(args)}
+    if _is_artifact(path):
+        given = [f"--{k}" for k, v in options.items() if v]
+        if given:
+            raise EstuaryError(f"{path}: {', '.join(given)} apply to models; this is a compiled artefact")
+        return estuary.load(path, device=args.device, threads=args.threads)
+    t0 = time.perf_counter()
+    with _progress(args) as progress:
+        model = estuary.load(path, device=args.device, threads=args.threads, cache=not args.no_cache,
+                             progress=progress, **options)
+    dt = time.perf_counter() - t0
+    if model.from_cache:
+        _say(args, f"loaded {path} from the compile cache ({model.artifact_path}) in {dt * 1e3:.1f} ms")
+    else:
+        where = f", cached as {model.artifact_path}" if model.artifact_path else ""
+        _say(args, f"compiled {path} in {dt:.2f} s{where}")
+    return model
+
+
+def _is_artifact(path):
+    from estuary.runtime import is_vmfb
+
+    try:
+        if os.path.isdir(path):
+            return False
+        with open(path, "rb") as f:
+            return is_vmfb(f.read(512))
+    except OSError as e:
+        raise EstuaryError(f"{path}: cannot read ({e.strerror})") from None
+
+
+def _run(args):
+    feeds = _parse_inputs(args.input)
+    if args.output_dir is not None and not args.output_dir:
+        raise EstuaryError("--output-dir is empty; give a folder name")
+    if args.output_dir and os.path.exists(args.output_dir) and not os.path.isdir(args.output_dir):
+        raise EstuaryError(f"cannot write outputs to {args.output_dir}: not a directory")
+    model = _load(args)
     if args.random_inputs:
         feeds = {**_random_inputs(model), **feeds}
     t0 = time.perf_counter()
@@ -106,33 +249,36 @@ def _run(args):
         flat = arr.reshape(-1)
         preview = np.array2string(flat[:8], precision=5, separator=", ")
         print(f"{name}: {arr.dtype}{list(arr.shape)} {preview}{' ...' if flat.size > 8 else ''}")
-    print(f"latency: {dt * 1e3:.3f} ms (first run, {model.driver})")
+    _say(args, f"latency: {dt * 1e3:.3f} ms (first run, {model.driver})")
     if args.output_dir:
+        files = output_files(outs)
         try:
             os.makedirs(args.output_dir, exist_ok=True)
             for name, arr in outs.items():
-                np.save(os.path.join(args.output_dir, _safe_name(name) + ".npy"), arr)
+                np.save(os.path.join(args.output_dir, files[name]), arr)
         except OSError as e:
             raise EstuaryError(f"cannot write outputs to {args.output_dir}: {e.strerror or e}") from None
-        print(f"wrote {len(outs)} output(s) to {args.output_dir}")
+        renamed = [f"{n} -> {f}" for n, f in files.items() if f != _safe_name(n) + ".npy"]
+        _say(args, f"wrote {len(outs)} output(s) to {args.output_dir}"
+             + (f" (names that clash once made safe: {', '.join(renamed)})" if renamed else ""))
 
 
 def _info(args):
     path = os.fspath(args.model)
-    if path.endswith(".vmfb"):
-        import estuary
+    if _is_artifact(path):
+        from estuary.runtime import read_signature
 
-        model = estuary.load(path, device=args.device)
-        sig = model.signature
+        with open(path, "rb") as f:
+            sig = read_signature(f.read(), path)
         print(f"{path}: compiled {sig.get('format')} model ({sig.get('source')}) for {sig.get('target')}")
-        rows = [("input", n, s, d) for n, s, d in model.inputs] + [("output", n, s, d) for n, s, d in model.outputs]
+        rows = [("input", n, s, d) for n, s, d in sig["inputs"]] + [("output", n, s, d) for n, s, d in sig["outputs"]]
     else:
         from collections import Counter
 
         from estuary.importers import import_model
         from estuary.passes.lowering import nn_ops
 
-        nn = import_model(path, format=args.format)
+        nn = import_model(path, format=args.format, shapes=_shapes(args))
         counts = Counter(op.name for op in nn_ops(nn.module.operation))
         print(f"{path}: {nn.format} model, {sum(counts.values())} nn ops")
         for name, n in sorted(counts.items()):
@@ -144,10 +290,14 @@ def _info(args):
 
 
 def _bench(args):
-    import estuary
-
-    model = estuary.load(args.vmfb, device=args.device, threads=args.threads)
-    feeds = _random_inputs(model)
+    if args.iterations < 1:
+        raise EstuaryError(f"--iterations must be at least 1, got {args.iterations}")
+    if args.warmup < 0:
+        raise EstuaryError(f"--warmup must be 0 or more, got {args.warmup}")
+    given = _parse_inputs(args.input)
+    model = _load(args)
+    feeds = {**_random_inputs(model), **given}
+    model.run(feeds)  # checks the inputs before timing anything
     for _ in range(args.warmup):
         model.run(feeds)
     times = []
@@ -156,19 +306,31 @@ def _bench(args):
         model.run(feeds)
         times.append((time.perf_counter() - t0) * 1e3)
     p = np.percentile(times, [50, 90, 99])
-    print(f"{args.vmfb} on {model.driver}: {args.iterations} runs, min {min(times):.3f} ms, "
+    if args.json:
+        print(json.dumps({"model": os.fspath(args.model), "driver": model.driver, "iterations": args.iterations,
+                          "warmup": args.warmup, "min_ms": min(times), "p50_ms": p[0], "p90_ms": p[1],
+                          "p99_ms": p[2], "mean_ms": float(np.mean(times)), "random_inputs": sorted(set(feeds) - set(given))}))
+        return
+    print(f"{args.model} on {model.driver}: {args.iterations} runs, min {min(times):.3f} ms, "
           f"p50 {p[0]:.3f} ms, p90 {p[1]:.3f} ms, p99 {p[2]:.3f} ms")
+
+
+def demo_model():
+    """The example model shipped inside the package (a MobileNet-style block in WebNN JSON)."""
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "examples", "mobilenet_block.json")
 
 
 def _demo(args):
     """Compile and run the bundled example model, print outputs and latency."""
     import estuary
 
-    path = args.model
+    path = args.model or demo_model()
     t0 = time.perf_counter()
-    art = estuary.compile(path, target=args.target)
-    print(f"compiled {os.path.relpath(path)} for {args.target} in {time.perf_counter() - t0:.2f} s")
-    model = estuary.load(art, device="vulkan" if args.target == "vulkan-spirv" else None)
+    with _progress(args) as progress:
+        art = estuary.compile(path, target=args.target, progress=progress)
+    print(f"compiled {path if args.model else 'the bundled example ' + os.path.basename(path)} "
+          f"for {args.target} in {time.perf_counter() - t0:.2f} s")
+    model = estuary.load(art)
     feeds = _random_inputs(model)
     outs = model.run(feeds)
     times = []
@@ -178,32 +340,82 @@ def _demo(args):
         times.append((time.perf_counter() - t1) * 1e3)
     for name, arr in outs.items():
         print(f"{name}: {arr.dtype}{list(arr.shape)} first values {np.array2string(arr.reshape(-1)[:6], precision=4)}")
-    print(f"latency: median {np.median(times):.3f} ms, min {min(times):.3f} ms over 20 runs")
+    print(f"latency: median {np.median(times):.3f} ms, min {min(times):.3f} ms over 20 runs ({model.driver})")
+
+
+def _cache(args):
+    from estuary import cache
+
+    folder = cache.cache_dir()
+    if args.action == "clear":
+        n = cache.clear()
+        print(f"removed {n} compiled model(s) from {folder}")
+        return
+    if args.action == "dir":
+        print(folder)
+        return
+    found = cache.entries()
+    print(f"{folder}: {len(found)} compiled model(s), {sum(e.size for e in found) / 1e6:.1f} MB")
+    for e in found:
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(e.meta.get("created", 0)))
+        print(f"  {e.key}  {e.meta.get('target', '?'):13s} {e.size / 1e6:8.2f} MB  {when}  {e.meta.get('source', '?')}")
+
+
+def _global_options():
+    """--verbose/--quiet, accepted before or after the subcommand (a parent of every subparser;
+    SUPPRESS keeps a subparser from resetting what was given before it)."""
+    g = argparse.ArgumentParser(add_help=False)
+    g.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS,
+                   help="show Python tracebacks on errors")
+    g.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS,
+                   help="no progress display and no summary lines")
+    return g
 
 
 def build_parser():
+    import estuary
     from estuary.backends import TARGETS
 
-    p = argparse.ArgumentParser(prog="estuary", description="Compile Core ML, NNEF, WebNN and NNAPI "
-                                "models with MLIR + IREE and run them.")
-    p.add_argument("--verbose", action="store_true", help="show Python tracebacks on errors")
+    common = _global_options()
+    p = argparse.ArgumentParser(prog="estuary", parents=[common],
+                                description="Compile Core ML, NNEF, WebNN and NNAPI models with MLIR + IREE and run "
+                                            "them.")
+    p.add_argument("--version", action="version",
+                   version=f"estuary {estuary.__version__} ({estuary.DISTRIBUTION}; IREE {_iree_version()})")
     sub = p.add_subparsers(dest="command", required=True)
-    formats = ["coreml", "nnef", "webnn", "nnapi", "nn"]
 
-    s = sub.add_parser("import", help="import a model and print its nn MLIR")
+    def command(name, **kw):
+        return sub.add_parser(name, parents=[common], **kw)
+
+    def shape_option(s):
+        s.add_argument("--shape", action="append", metavar="NAME=1x3x224x224",
+                       help="set a free input dimension (Core ML ranges, NNEF external, NNAPI 0 extents; repeatable)")
+
+    def load_options(s, what):
+        s.add_argument("model", metavar="MODEL", help=f"{what}: a .vmfb, or a model (compiled once, then cached)")
+        s.add_argument("--device", default=None, help="cpu, vulkan, cuda, hip, metal (default: what the "
+                       "artefact's target runs on)")
+        s.add_argument("--threads", type=int, help="CPU worker threads")
+        s.add_argument("--input", action="append", metavar="NAME=PATH.npy")
+        s.add_argument("--target", choices=sorted(TARGETS), help="for a model: the target to compile for "
+                       "(default: the --device's, else llvm-cpu)")
+        s.add_argument("--format", choices=FORMATS, help="for a model: its format, when the content does not tell")
+        s.add_argument("--no-cache", action="store_true", help="for a model: compile without the compile cache")
+        shape_option(s)
+
+    s = command("import", help="import a model and print its nn MLIR")
     s.add_argument("model")
     s.add_argument("-o", "--output", help="write MLIR here instead of stdout")
-    s.add_argument("--format", choices=formats)
+    s.add_argument("--format", choices=FORMATS)
     s.add_argument("--full-constants", action="store_true", help="print large constants in full")
-    s.add_argument("--shape", action="append", metavar="NAME=1x3x224x224",
-                   help="override an input's shape (NNEF external, ...; repeatable)")
+    shape_option(s)
     s.set_defaults(fn=_import)
 
-    s = sub.add_parser("compile", help="compile a model (or nn/TOSA .mlir) to a .vmfb")
+    s = command("compile", help="compile a model (or nn/TOSA .mlir) to a .vmfb")
     s.add_argument("model")
-    s.add_argument("-o", "--output", help="output .vmfb (default: <model>.vmfb)")
+    s.add_argument("-o", "--output", help="output .vmfb (default: <model>.vmfb in the current folder)")
     s.add_argument("--target", default="llvm-cpu", choices=sorted(TARGETS))
-    s.add_argument("--format", choices=formats)
+    s.add_argument("--format", choices=FORMATS)
     s.add_argument("--target-cpu", default="host", help="llvm-cpu: 'host' (on x86-64 without AVX-512: the x86-64 level the host has) "
                                                      "or an LLVM CPU name ('generic' for portable)")
     s.add_argument("--no-optimize", action="store_true", help="skip the nn-level optimization passes")
@@ -212,39 +424,47 @@ def build_parser():
     s.add_argument("--workers", type=int, help="llvm-cpu: the worker count the tile rules plan workgroups for "
                    "(default: this machine's cores for --target-cpu host, else 8)")
     s.add_argument("--iree-flag", action="append", help="extra flag for iree-compile (repeatable)")
-    s.add_argument("--quiet", action="store_true", help="no progress messages")
-    s.add_argument("--shape", action="append", metavar="NAME=1x3x224x224",
-                   help="override an input's shape (NNEF external, ...; repeatable)")
+    shape_option(s)
     s.set_defaults(fn=_compile)
 
-    s = sub.add_parser("run", help="run a .vmfb on .npy inputs")
-    s.add_argument("vmfb")
-    s.add_argument("--input", action="append", metavar="NAME=PATH.npy")
+    s = command("run", help="run a .vmfb or a model on .npy inputs")
+    load_options(s, "what to run")
     s.add_argument("--random-inputs", action="store_true", help="fill inputs not given with random data")
-    s.add_argument("--device", default=None, help="cpu (default), vulkan, cuda, hip")
-    s.add_argument("--threads", type=int, help="CPU worker threads")
     s.add_argument("--output-dir", help="write each output as NAME.npy here")
     s.set_defaults(fn=_run)
 
-    s = sub.add_parser("info", help="show a model's or .vmfb's inputs, outputs and ops")
+    s = command("info", help="show a model's or .vmfb's inputs, outputs and ops (no device needed)")
     s.add_argument("model")
-    s.add_argument("--format", choices=formats)
-    s.add_argument("--device", default=None)
+    s.add_argument("--format", choices=FORMATS)
+    s.add_argument("--device", default=None, help=argparse.SUPPRESS)  # accepted for old scripts; unused
+    shape_option(s)
     s.set_defaults(fn=_info)
 
-    s = sub.add_parser("bench", help="latency percentiles of a .vmfb on random inputs")
-    s.add_argument("vmfb")
-    s.add_argument("--device", default=None)
-    s.add_argument("--threads", type=int)
-    s.add_argument("--iterations", type=int, default=50)
-    s.add_argument("--warmup", type=int, default=5)
+    s = command("bench", help="latency percentiles of a .vmfb or a model (random inputs unless --input)")
+    load_options(s, "what to time")
+    s.add_argument("--iterations", type=int, default=50, help="timed runs (at least 1)")
+    s.add_argument("--warmup", type=int, default=5, help="untimed runs first")
+    s.add_argument("--json", action="store_true", help="print the result as one JSON object")
     s.set_defaults(fn=_bench)
 
-    s = sub.add_parser("demo", help="compile and run a model on random inputs: outputs and latency")
-    s.add_argument("model", nargs="?", default=os.path.join("examples", "mobilenet_block.json"))
+    s = command("demo", help="compile and run a model on random inputs: outputs and latency")
+    s.add_argument("model", nargs="?", default=None, help="default: the example shipped with Estuary")
     s.add_argument("--target", default="llvm-cpu", choices=["llvm-cpu", "vulkan-spirv"])
     s.set_defaults(fn=_demo)
+
+    s = command("cache", help="the compile cache ($ESTUARY_CACHE or ~/.cache/estuary): list, clear, dir")
+    s.add_argument("action", nargs="?", default="list", choices=["list", "clear", "dir"])
+    s.set_defaults(fn=_cache)
     return p
+
+
+def _iree_version():
+    import importlib.metadata
+
+    try:
+        return importlib.metadata.version("iree-base-runtime")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
 
 
 def _guarded(fn, args, verbose):
@@ -270,6 +490,8 @@ def _guarded(fn, args, verbose):
 def main(argv=None):
     parser = build_parser()
     args = parser.parse_args(argv)
+    args.verbose = getattr(args, "verbose", False)
+    args.quiet = getattr(args, "quiet", False)
     return _guarded(args.fn, args, args.verbose)
 
 

@@ -1,0 +1,275 @@
+"""The compile cache: a model path compiles once per content, target and options, then loads.
+
+An entry is `<key>.vmfb` plus `<key>.json` (what was compiled, when, from where) in the cache
+folder: `$ESTUARY_CACHE`, else `$XDG_CACHE_HOME/estuary`, else `~/.cache/estuary`. The key is
+a SHA-256 over the model's bytes (every file of a folder or package, with its relative name),
+the format, input shapes, the CompileOptions (the CPU `host` resolves to), and the Estuary and
+IREE versions, so editing the model, changing an option or upgrading either project compiles
+afresh. Each file is written to a temporary name in the same folder and renamed into place, so
+a reader never sees half an entry and concurrent writers of one key leave one whole copy.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import importlib.metadata
+import json
+import os
+import tempfile
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from estuary.backends import CompileOptions
+from estuary.errors import EstuaryError
+
+CACHE_ENV = "ESTUARY_CACHE"
+FORMAT_VERSION = 1  # bump when the entry layout or the key's recipe changes
+_CHUNK = 1 << 20
+
+
+def cache_dir() -> str:
+    """The cache folder (not created here)."""
+    explicit = os.environ.get(CACHE_ENV)
+    if explicit:
+        return os.path.abspath(os.path.expanduser(explicit))
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "estuary")
+
+
+def _versions() -> dict[str, str]:
+    import estuary
+
+    found = {"estuary": estuary.__version__}
+    for dist in ("iree-base-compiler", "iree-base-runtime"):
+        try:
+            found[dist] = importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            found[dist] = "unknown"
+    return found
+
+
+def model_files(path: str) -> list[tuple[str, str]]:
+    """(relative name, absolute path) of every file making up the model at `path`, sorted."""
+    if not os.path.isdir(path):
+        return [(os.path.basename(path), path)]
+    found = []
+    for root, dirs, files in os.walk(path):
+        dirs.sort()
+        for name in files:
+            full = os.path.join(root, name)
+            found.append((os.path.relpath(full, path).replace(os.sep, "/"), full))
+    return sorted(found)
+
+
+def model_digest(path: str | os.PathLike[str]) -> str:
+    """SHA-256 (hex) of a model file, or of a folder's files with their relative names. A
+    single-file model also hashes the files beside it that it may read (WebNN's side weight
+    files are named inside the JSON), by hashing the JSON's `file` references."""
+    path = os.fspath(path)
+    h = hashlib.sha256()
+    try:
+        for rel, full in model_files(path):
+            h.update(rel.encode() + b"\0" if os.path.isdir(path) else b"\0")
+            size = os.path.getsize(full)
+            h.update(size.to_bytes(8, "little"))
+            with open(full, "rb") as f:
+                while chunk := f.read(_CHUNK):
+                    h.update(chunk)
+        for side in _side_files(path):
+            h.update(b"side\0" + os.path.basename(side).encode() + b"\0")
+            with open(side, "rb") as f:
+                while chunk := f.read(_CHUNK):
+                    h.update(chunk)
+    except OSError as e:
+        raise EstuaryError(f"{path}: cannot read ({e.strerror or e})") from None
+    return h.hexdigest()
+
+
+def _side_files(path: str) -> list[str]:
+    """Files a JSON model names beside itself ({"file": NAME} entries), existing ones only."""
+    if os.path.isdir(path) or not path.lower().endswith(".json"):
+        return []
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+    except (OSError, ValueError):
+        return []
+    names: set[str] = set()
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            if isinstance(node.get("file"), str):
+                names.add(node["file"])
+            for v in node.values():
+                walk(v)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v)
+
+    walk(doc)
+    base = os.path.dirname(os.path.abspath(path))
+    return [p for p in (os.path.join(base, n) for n in sorted(names)) if os.path.isfile(p)]
+
+
+def cache_key(path: str | os.PathLike[str], options: CompileOptions, format: str | None = None,
+              shapes: Mapping[str, Sequence[int]] | None = None) -> str:
+    """The entry name for compiling `path` with `options` (see the module docstring)."""
+    opts = {k: sorted(v) if isinstance(v, frozenset) else v for k, v in dataclasses.asdict(options).items()}
+    if options.target == "llvm-cpu":
+        from estuary.backends.llvm_cpu import host
+
+        opts["cpu_resolved"] = host.resolve(options.cpu)
+    recipe = {"layout": FORMAT_VERSION, "model": model_digest(path), "format": format,
+              "shapes": {k: list(v) for k, v in sorted((shapes or {}).items())}, "options": opts,
+              "versions": _versions()}
+    return hashlib.sha256(json.dumps(recipe, sort_keys=True, default=list).encode()).hexdigest()[:32]
+
+
+@dataclass
+class Entry:
+    """One cached artefact: its key, .vmfb path and what was recorded beside it."""
+
+    key: str
+    vmfb: str
+    size: int
+    meta: dict[str, Any]
+
+
+def _atomic_write(path: str, data: bytes) -> None:
+    folder = os.path.dirname(path)
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def lookup(key: str, folder: str | None = None) -> Entry | None:
+    """The entry for `key`, or None when there is none (or only half of one)."""
+    folder = folder or cache_dir()
+    vmfb, meta = os.path.join(folder, key + ".vmfb"), os.path.join(folder, key + ".json")
+    try:
+        with open(meta, encoding="utf-8") as f:
+            info = json.load(f)
+        size = os.path.getsize(vmfb)
+    except (OSError, ValueError):
+        return None
+    return Entry(key, vmfb, size, info)
+
+
+def store(key: str, vmfb: bytes, meta: Mapping[str, Any], folder: str | None = None) -> Entry:
+    """Write an entry (the .vmfb first, then its record, each atomically)."""
+    folder = folder or cache_dir()
+    try:
+        os.makedirs(folder, exist_ok=True)
+        path = os.path.join(folder, key + ".vmfb")
+        _atomic_write(path, vmfb)
+        _atomic_write(os.path.join(folder, key + ".json"), json.dumps(dict(meta), indent=1).encode())
+    except OSError as e:
+        raise EstuaryError(f"cannot write to the compile cache {folder} ({e.strerror or e}); "
+                           f"set {CACHE_ENV} to a writable folder") from None
+    return Entry(key, path, len(vmfb), dict(meta))
+
+
+def entries(folder: str | None = None) -> list[Entry]:
+    """Every complete entry, oldest first."""
+    folder = folder or cache_dir()
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return []
+    found = [e for e in (lookup(n[:-5], folder) for n in names if n.endswith(".json")) if e is not None]
+    return sorted(found, key=lambda e: e.meta.get("created", 0))
+
+
+def clear(folder: str | None = None) -> int:
+    """Delete every entry (and stray temporary files); returns the number of entries removed."""
+    folder = folder or cache_dir()
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return 0
+    removed = 0
+    for name in names:
+        if name.endswith((".vmfb", ".json")) or name.startswith(".tmp-"):
+            try:
+                os.unlink(os.path.join(folder, name))
+            except OSError as e:
+                raise EstuaryError(f"cannot remove {os.path.join(folder, name)} ({e.strerror or e})") from None
+            removed += name.endswith(".json")
+    return removed
+
+
+def remove(key: str, folder: str | None = None) -> None:
+    folder = folder or cache_dir()
+    for ext in (".json", ".vmfb"):
+        try:
+            os.unlink(os.path.join(folder, key + ext))
+        except OSError:
+            pass
+
+
+def compiled(path: str | os.PathLike[str], options: CompileOptions, *, format: str | None = None,
+             shapes: Mapping[str, Sequence[int]] | None = None,
+             progress: bool | Callable[[str], None] = False) -> tuple[Entry, bool]:
+    """The cache entry for `path` compiled with `options`, compiling it on a miss.
+    Returns (entry, hit): `hit` is True when the artefact came from the cache."""
+    from estuary.compiler import compile
+
+    key = cache_key(path, options, format, shapes)
+    found = lookup(key)
+    if found is not None:
+        return found, True
+    art = compile(path, format=format, shapes=dict(shapes) if shapes else None, options=options, progress=progress)
+    meta = {"source": os.path.abspath(os.fspath(path)), "target": options.target, "format": art.signature.get("format"),
+            "created": time.time(), "compile_s": round(art.timings.get("total_s", 0.0), 3),
+            "versions": _versions()}
+    return store(key, art.vmfb, meta), False
+
+
+# the target `load` compiles a model for when it is given a device but no target
+_DRIVER_TARGET = {"local-task": "llvm-cpu", "local-sync": "llvm-cpu", "vulkan": "vulkan-spirv", "cuda": "cuda",
+                  "hip": "rocm", "metal": "metal-spirv"}
+
+
+def load_model(path: str, device: str | None = None, threads: int | None = None, *, target: str | None = None,
+               format: str | None = None, shapes: Mapping[str, Sequence[int]] | None = None, cache: bool = True,
+               progress: bool | Callable[[str], None] = False) -> Any:
+    """`estuary.load` of a model path: compile it for `target` (through the cache unless
+    `cache=False`) and load the artefact. The Model's `from_cache` says whether it was reused."""
+    from estuary import integrity
+    from estuary.runtime import DEVICES, Model
+
+    if device not in DEVICES:
+        raise EstuaryError(f"unknown device {device!r}; choose one of {sorted(k for k in DEVICES if k)}")
+    options = CompileOptions.create(target or _DRIVER_TARGET[DEVICES[device]])
+    if not cache:
+        from estuary.compiler import compile
+
+        art = compile(path, format=format, shapes=dict(shapes) if shapes else None, options=options,
+                      progress=progress)
+        return Model(art.vmfb, device, path, threads)
+    for attempt in (0, 1):
+        entry, hit = compiled(path, options, format=format, shapes=shapes, progress=progress)
+        try:
+            with open(entry.vmfb, "rb") as f:
+                data = f.read()
+            integrity.verify(data)
+        except (OSError, integrity.IntegrityError):
+            remove(entry.key)  # a damaged or vanished entry: compile afresh, once
+            if attempt:
+                raise EstuaryError(f"{path}: the compile cache entry {entry.vmfb} is unreadable") from None
+            continue
+        model = Model(data, device, path, threads)
+        model.from_cache = hit
+        model.artifact_path = entry.vmfb
+        return model
+    raise AssertionError("unreachable")
