@@ -9,9 +9,10 @@ import tarfile
 import zlib
 
 from estuary.errors import ModelImportError
+from estuary.importers.nnef import limits
 from estuary.importers.nnef.tensor_file import HEADER, data_size, decode_blob, parse_header
 
-MAX_MEMBER_BYTES = 4 << 30
+TEXT_SUFFIXES = (".nnef", ".quant")
 
 
 def _bad(path, message):
@@ -49,9 +50,19 @@ class ModelFiles:
         self.graph_path = self._where(self._graph_name)
 
     def _open_archive(self):
+        total, text_limit, archive_limit = 0, limits.get(limits.TEXT_BYTES), limits.get(limits.ARCHIVE_BYTES)
+        members = []
         try:
             self._tar = tarfile.open(self.path, "r:*")
-            members = self._tar.getmembers()
+            # member by member, so that sizes are checked before the data behind them is decompressed
+            while (m := self._tar.next()) is not None:
+                members.append(m)
+                total += max(m.size, 0)
+                if m.isfile() and m.name.endswith(TEXT_SUFFIXES) and m.size > text_limit:
+                    raise limits.exceeded(self.path, f"archive member {m.name!r}", m.size, limits.TEXT_BYTES)
+                if total > archive_limit:
+                    raise limits.exceeded(self.path, f"the archive's content (uncompressed, up to member "
+                                                     f"{m.name!r})", total, limits.ARCHIVE_BYTES)
             # tarfile ends the member list quietly at the first unreadable header; only zeros
             # (the end-of-archive blocks) or nothing may follow the last member
             self._tar.fileobj.seek(self._tar.offset)
@@ -69,8 +80,6 @@ class ModelFiles:
             check_relative(self.path, name, "archive member")
             if not m.isfile():
                 _bad(self.path, f"archive member {name!r} is a link or special file; refused")
-            if m.size > MAX_MEMBER_BYTES:
-                _bad(self.path, f"archive member {name!r} is larger than {MAX_MEMBER_BYTES} bytes")
             self._members[name] = m
         # a single top-level folder holding graph.nnef is accepted as the model root
         if "graph.nnef" not in self._members:
@@ -107,8 +116,25 @@ class ModelFiles:
     def _where(self, name):
         return f"{self.path}:{name}" if self._members is not None else os.path.join(self.root, name)
 
+    def _size(self, name):
+        """Bytes of file `name` of the model (None when absent)."""
+        if self._members is not None:
+            m = self._members.get(name)
+            return None if m is None else m.size
+        try:
+            return os.stat(os.path.join(self.root, *name.split("/"))).st_size
+        except OSError:
+            return None  # _read reports it
+
+    def _text(self, name):
+        """File `name`, refused before reading when larger than ESTUARY_NNEF_MAX_TEXT_BYTES."""
+        size = self._size(name)
+        if size is not None and size > limits.get(limits.TEXT_BYTES):
+            raise limits.exceeded(self._where(name), name, size, limits.TEXT_BYTES)
+        return self._read(name)
+
     def graph_text(self):
-        data = self._read(self._graph_name)
+        data = self._text(self._graph_name)
         if data is None:
             _bad(self.path, "no graph.nnef in the model")
         try:
@@ -117,7 +143,7 @@ class ModelFiles:
             _bad(self.graph_path, f"graph.nnef is not UTF-8 text ({e})")
 
     def quant_text(self):
-        data = self._read("graph.quant")
+        data = self._text("graph.quant")
         if data is None:
             return None
         try:

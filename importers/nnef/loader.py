@@ -10,6 +10,7 @@ import os
 import re
 
 from estuary.errors import ModelImportError, UnsupportedOpError
+from estuary.importers.nnef import limits
 from estuary.importers.nnef.ops import OPS
 
 MAX_ELEMENTS = 1 << 31
@@ -174,14 +175,30 @@ def check_fragments(files, text):
                                f"fragments, more than the limit of {limit} (ESTUARY_NNEF_MAX_OPS raises it)")
 
 
+_INTEGER = re.compile(r"(?<![\w.])(?<![eE][+-])\d+(?![\w.])")  # not a float's digits or exponent
+
+
+def check_integers(where, text):
+    """Refuse integer literals beyond 32 bits: the Khronos parser wraps them silently (a shape
+    [2147483648] became [-2147483648])."""
+    code = _LITERAL_OR_COMMENT.sub(lambda m: " " * len(m.group()), text)
+    for m in _INTEGER.finditer(code):
+        if int(m.group()) > limits.INT32_MAX:
+            line, col = _position(code, m.start())
+            raise ModelImportError(f"{where}:{line}:{col}: the integer {m.group()} is larger than "
+                                   f"{limits.INT32_MAX}, the most NNEF's parser reads")
+
+
 def parse(files, text, quant_text):
     import nnef
 
     text = clean_text(files.graph_path, text)
     check_statements(files, text)
+    check_integers(files.graph_path, text)
     check_fragments(files, text)
     if quant_text is not None:
         quant_text = clean_text(files._where("graph.quant"), quant_text)
+        check_integers(files._where("graph.quant"), quant_text)
     lowered = set()
     while True:
         try:
@@ -257,6 +274,10 @@ def check_shapes(files, shapes, graph):
             if math.prod(dims) > MAX_ELEMENTS:
                 raise ModelImportError(f"{files.graph_path}: {op.name} {op.outputs['output']!r} declares shape "
                                        f"{dims} ({math.prod(dims)} elements), more than the {MAX_ELEMENTS} supported")
+            if op.name == "constant" and 4 * math.prod(dims) > limits.get(limits.CONSTANT_BYTES):
+                # checked before the converter fills it (a one-value constant is a splat of any size)
+                raise limits.exceeded(files.graph_path, f"constant {op.outputs['output']!r} of shape {dims}",
+                                      4 * math.prod(dims), limits.CONSTANT_BYTES)
     return out
 
 
