@@ -256,9 +256,13 @@ def infer(opdef: core.OpDef, specs: Sequence[core.OperandSpec], attrs: Mapping[s
 
 
 def _check_tensor(spec: TensorSpec, what: str) -> None:
-    """VerificationError unless `spec` is a tensor Estuary can build (no negative dimension, at most
-    core.MAX_ELEMENTS elements)."""
+    """VerificationError unless `spec` is a tensor Estuary can build (no negative or zero-size
+    dimension, at most core.MAX_ELEMENTS elements). Empty tensors are refused here, for every
+    format, at the input that declares one or the op that would produce one: IREE crashes on some
+    (an argMin over an empty axis dies with SIGFPE) and raises raw errors on others."""
     core.check(all(d >= 0 for d in spec.shape), f"{what} {spec}: a negative dimension")
+    core.check(all(d != 0 for d in spec.shape), f"{what} {spec}: a zero-size dimension (empty tensors "
+                                                "are not supported)")
     core.check_size(spec.shape, f"{what} {spec.dtype}")
 
 
