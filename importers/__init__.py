@@ -96,10 +96,6 @@ def _sniff(f: BinaryIO, head: bytes, path: str) -> str | None:
     if fields and ({7, 8} & fields) and 1 in fields:  # ModelProto: ir_version, graph, opset_import
         raise ModelImportError(f"{path}: this looks like an ONNX model; ONNX {NOT_INPUT}; convert it to NNEF with "
                                f"nnef-tools (python -m nnef_tools.convert --input-format onnx ...)")
-    from estuary.importers.mlprogram import is_ml_program, is_package
-
-    if is_package(path) or (lower.endswith(".mlmodel") and is_ml_program(path)):
-        return "mlprogram"
     if lower.endswith(".mlmodel"):
         return "coreml"
     return None
@@ -184,7 +180,7 @@ def import_model(source: Any, format: str | None = None,
 
     format = format or detect_format(source)
     checked = _checked_shapes(source, shapes)
-    if _is_coremltools_model(source):
+    if _is_coremltools_model(source) and not _ml_program(source):
         source = source.get_spec()  # type: ignore[attr-defined]
     nn = _import(source, format, checked)
     if checked:
@@ -206,10 +202,10 @@ def _import(source: Any, format: str, checked: dict[str, list[int]] | None) -> N
     if format == "nnapi":
         from estuary.importers.nnapi import load_model
         return load_model(source, shapes=checked)
-    if format == "coreml":
+    if format == "coreml" and not _ml_program(source):
         from estuary.importers import coreml
         return coreml.load_model(source, shapes=checked)
-    if format == "mlprogram":
+    if format in ("coreml", "mlprogram"):
         from estuary.importers import mlprogram
         return mlprogram.load_model(source, shapes=checked)
     if format == "nnef":
@@ -232,6 +228,13 @@ def _check_shape_names(source: object, nn: NNModule, shapes: dict[str, list[int]
             nn.close()
             raise ModelImportError(f"{where}: input {name!r} has the fixed shape {have[name]}; --shape "
                                    f"{name}={'x'.join(map(str, dims))} cannot change it")
+
+
+def _ml_program(source: object) -> bool:
+    """A Core ML source holding an ML Program (.mlpackage, mlProgram spec): importers/mlprogram."""
+    from estuary.importers.mlprogram import is_ml_program
+
+    return is_ml_program(source)
 
 
 def _checked_shapes(source: object, shapes: object) -> dict[str, list[int]] | None:

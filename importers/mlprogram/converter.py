@@ -1,0 +1,318 @@
+"""The ML Program conversion context `Context` (`c` in importers/mlprogram/ops/).
+
+It converts one function of a MIL program: its opset (CoreML5..8 = iOS15..18) selects the block
+and tells converters which version of an op applies (`c.opset`). Values live in `env` by MIL
+name: nn Values, or numpy arrays for what is known at import (consts, decompressed constexpr
+weights, results folded from those). A converter reads its inputs with `c.x` (an nn Value),
+`c.xs` (a variadic list), `c.val` (a compile-time constant) and `c.has`, and returns the op's
+result(s). Each result is checked against the op's declared output type.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from iree.compiler import ir
+
+from estuary import dtypes
+from estuary.dialects.core import TensorSpec
+from estuary.dialects.graph import Graph, NNModule
+from estuary.errors import ModelImportError, UnsupportedOpError, VerificationError
+from estuary.importers.context import ConversionContext
+from estuary.importers.coreml import model_kinds
+from estuary.importers.coreml.loader import model_pb2
+from estuary.importers.coreml.nd import constant_array
+from estuary.importers.mlprogram import values
+from estuary.importers.mlprogram.ops import OPS
+from estuary.importers.mlprogram.package import Source
+
+OPSETS = {"CoreML5": 15, "CoreML6": 16, "CoreML7": 17, "CoreML8": 18}
+_REQUIRED = object()
+
+
+def mil_pb() -> Any:
+    import importlib
+
+    pb = model_pb2()
+    return importlib.import_module(pb.__name__.rsplit(".", 1)[0] + ".MIL_pb2")
+
+
+class Op:
+    """A MIL operation: its type, name, input bindings, output names and declared types."""
+
+    def __init__(self, proto: Any) -> None:
+        self.proto = proto
+        self.type: str = proto.type
+        self.outputs = [o.name for o in proto.outputs]
+        name_attr = proto.attributes.get("name") if "name" in proto.attributes else None
+        label = None
+        if name_attr is not None and name_attr.immediateValue.tensor.strings.values:
+            label = name_attr.immediateValue.tensor.strings.values[0]
+        self.name: str = label or (self.outputs[0] if self.outputs else "<unnamed>")
+
+    def bindings(self, key: str) -> list[Any]:
+        return list(self.proto.inputs[key].arguments) if key in self.proto.inputs else []
+
+
+def walk(ops: Sequence[Any]) -> Iterator[Any]:
+    """Every operation proto, nested blocks included."""
+    for op in ops:
+        yield op
+        for block in op.blocks:
+            yield from walk(block.operations)
+
+
+class Context(ConversionContext):
+    """Builds the nn module of one function of an ML Program."""
+
+    def __init__(self, src: Source, shapes: Mapping[str, Sequence[int]] | None = None,
+                 function: str | None = None) -> None:
+        super().__init__(Graph(src.path, "mlprogram"), src.path)
+        self.src = src
+        self.pb = mil_pb()
+        self.shapes = dict(shapes or {})
+        program = src.model.mlProgram
+        descr = src.model.description
+        self.function_name = function or descr.defaultFunctionName or "main"
+        if self.function_name not in program.functions:
+            raise ModelImportError(f"{src.path}: the ML Program has no function {self.function_name!r} "
+                                   f"(functions: {', '.join(sorted(program.functions))})")
+        self.function = program.functions[self.function_name]
+        opset = self.function.opset
+        if opset not in OPSETS:
+            raise ModelImportError(f"{src.path}: function {self.function_name!r} uses opset {opset!r}; Estuary "
+                                   f"imports {', '.join(OPSETS)} (iOS15..iOS18)")
+        if opset not in self.function.block_specializations:
+            raise ModelImportError(f"{src.path}: function {self.function_name!r} has no block for its opset {opset!r}")
+        self.opset = OPSETS[opset]
+        self.block = self.function.block_specializations[opset]
+        self.env: dict[str, Any] = {}
+        self.bool_names: set[str] = set()
+
+    # ------------------------------------------------------------ diagnostics
+
+    def place(self) -> str:
+        return f"{self.path}: function {self.function_name!r} (iOS{self.opset})"
+
+    def where(self) -> str:
+        return f"{self.place()}: operation {self.label!r} ({self.op_type})"
+
+    def error_prefix(self) -> str:
+        return self.where()
+
+    def located(self, err: VerificationError) -> VerificationError:
+        return VerificationError(f"{self.where()}: {err}")
+
+    # ------------------------------------------------------------ inputs of an op
+
+    def _resolve(self, binding: Any) -> Any:
+        if binding.WhichOneof("binding") == "name":
+            if binding.name not in self.env:
+                self.fail(f"input {binding.name!r} is used before any operation defines it")
+            return self.env[binding.name]
+        return values.immediate(binding.value, self.pb, self.read_blob, self.where())
+
+    def has(self, op: Op, key: str) -> bool:
+        return bool(op.bindings(key))
+
+    def arg(self, op: Op, key: str) -> Any:
+        b = op.bindings(key)
+        if not b:
+            self.fail(f"the required input {key!r} is missing")
+        if len(b) != 1:
+            self.fail(f"input {key!r} takes one value, got {len(b)}")
+        return self._resolve(b[0])
+
+    def x(self, op: Op, key: str = "x") -> ir.Value:
+        """Input `key` as an nn Value (a constant becomes an nn.constant)."""
+        return self.value(self.arg(op, key), key)
+
+    def xs(self, op: Op, key: str) -> list[ir.Value]:
+        return [self.value(self._resolve(b), key) for b in op.bindings(key)]
+
+    def val(self, op: Op, key: str, default: Any = _REQUIRED) -> Any:
+        """Input `key` as a numpy array / str known at import (`default` when absent)."""
+        if not op.bindings(key):
+            if default is _REQUIRED:
+                self.fail(f"the required input {key!r} is missing")
+            return default
+        v = self.arg(op, key)
+        if isinstance(v, ir.Value):
+            folded = constant_array(v)
+            if folded is None:
+                self.fail(f"input {key!r} must be known at compile time (data-dependent shapes and "
+                          f"parameters are not supported)")
+            return folded
+        return v
+
+    def ints(self, op: Op, key: str, default: Any = _REQUIRED) -> Any:
+        v = self.val(op, key, default)
+        return v if v is None or v is default else [int(i) for i in np.asarray(v).reshape(-1)]
+
+    def scalar(self, op: Op, key: str, default: Any = _REQUIRED) -> Any:
+        v = self.val(op, key, default)
+        if isinstance(v, np.ndarray):
+            self.check(v.size == 1, f"input {key!r} must be a scalar, got shape {list(v.shape)}")
+            return v.reshape(-1)[0].item()
+        return v
+
+    def value(self, v: Any, what: str = "input") -> ir.Value:
+        if isinstance(v, ir.Value):
+            return v
+        if isinstance(v, np.ndarray):
+            return self.const_nn(v)
+        self.fail(f"{what} is a {type(v).__name__}, not a tensor")
+
+    def const_nn(self, array: np.ndarray) -> ir.Value:
+        """An nn.constant of a MIL constant, in the element type it computes as."""
+        a = np.asarray(array)
+        if a.dtype.kind == "f":
+            return self.const(a.astype(np.float32), "float32")
+        if a.dtype.kind == "b":
+            return self.const(a.astype(np.uint8), "uint8")
+        if a.dtype in (np.int8, np.uint8):
+            return self.const(a)
+        return self.const(a.astype(np.int32), "int32")
+
+    def dtype_of(self, v: Any) -> str:
+        return self.spec(v).dtype if isinstance(v, ir.Value) else self.spec(self.value(v)).dtype
+
+    # ------------------------------------------------------------ weights
+
+    def read_blob(self, file_name: str, offset: int, count: int, type_name: str) -> np.ndarray:
+        return self.src.blob_file(file_name, self.where()).read(offset, count, self.where())
+
+    # ------------------------------------------------------------ conversion
+
+    def unsupported(self) -> list[tuple[str, str, str]]:
+        out = []
+        for proto in walk(self.block.operations):
+            op = Op(proto)
+            entry = OPS.get(op.type)
+            if entry is None:
+                out.append((op.name, op.type, f"unsupported MIL op {op.type} (iOS{self.opset}, op {op.name!r})"))
+            elif self.opset < entry.since:
+                out.append((op.name, op.type, f"MIL op {op.type} is not in opset iOS{self.opset} "
+                                              f"(it appeared in iOS{entry.since}); wrong opset?"))
+        return out
+
+    def convert_ops(self, ops: Sequence[Any]) -> None:
+        for proto in ops:
+            op = Op(proto)
+            result = self.convert(op.name, op.type, OPS[op.type].fn, op)
+            results = list(result) if isinstance(result, (list, tuple)) else [result]
+            self.label, self.op_type = op.name, op.type
+            self.check(len(results) == len(op.outputs),
+                       f"the converter produced {len(results)} value(s) for {len(op.outputs)} output(s)")
+            for out, value in zip(proto.outputs, results):
+                self._check_declared(out, value)
+                self.env[out.name] = value
+
+    def _check_declared(self, out: Any, value: Any) -> None:
+        tt = values.tensor_type(out.type, self.pb)
+        if tt is None or isinstance(value, str):
+            return
+        name, dims = tt
+        if isinstance(value, list):
+            return
+        shape = list(self.spec(value).shape) if isinstance(value, ir.Value) else list(np.shape(value))
+        if len(shape) != len(dims) or any(d is not None and d != s for d, s in zip(dims, shape)):
+            self.fail(f"result {out.name!r} has shape {shape}, the program declares "
+                      f"{['?' if d is None else d for d in dims]}")
+        if name == "BOOL":
+            self.bool_names.add(out.name)
+
+    def declare_inputs(self) -> None:
+        descr = {f.name: f for f in self.src.model.description.input}
+        unknown = sorted(set(self.shapes) - {i.name for i in self.function.inputs})
+        if unknown:
+            raise ModelImportError(f"{self.place()}: shapes= names unknown inputs {unknown}")
+        for inp in self.function.inputs:
+            tt = values.tensor_type(inp.type, self.pb)
+            if tt is None:
+                raise ModelImportError(f"{self.place()}: input {inp.name!r} is a {inp.type.WhichOneof('type')}; "
+                                       f"only tensor inputs are supported (states: not yet)")
+            type_name, dims = tt
+            if inp.name in descr:
+                kind, spec, _ = model_kinds.input_spec(descr[inp.name], self.shapes, self.path)
+                check_flexible(descr[inp.name], self.shapes, self.path)
+            else:
+                kind = "array"
+                if inp.name in self.shapes:
+                    shape = self.shapes[inp.name]
+                elif any(d is None for d in dims):
+                    raise ModelImportError(f"{self.place()}: input {inp.name!r} has a flexible shape; "
+                                           f"pass shapes={{{inp.name!r}: [...]}}")
+                else:
+                    shape = [int(d) for d in dims]  # type: ignore[arg-type]
+                spec = TensorSpec(shape, "float16" if type_name == "FLOAT16" else values.nn_dtype(type_name))
+            if type_name == "BOOL":
+                spec = TensorSpec(spec.shape, "uint8")
+                self.bool_names.add(inp.name)
+            elif type_name in ("INT32", "INT64", "INT16") and spec.dtype != "int32":
+                spec = TensorSpec(spec.shape, "int32")
+            value = self.graph.input(inp.name, spec)
+            if spec.dtype == "float16":
+                value = self.op("cast", [value], to="float32")
+            if kind == "image" or len(spec.shape) != len(dims):
+                target = [d if d is not None else s for d, s in zip(dims, [1] * (len(dims) - len(spec.shape))
+                                                                      + list(spec.shape))]
+                if int(np.prod(target)) != spec.size:
+                    raise ModelImportError(f"{self.place()}: input {inp.name!r} of shape {list(spec.shape)} "
+                                           f"does not fit the function's input shape {dims}")
+                value = self.reshape(value, target)
+            self.env[inp.name] = value
+
+    def outputs(self) -> list[tuple[str, ir.Value]]:
+        descr = {f.name: f for f in self.src.model.description.output}
+        out = []
+        for name in self.block.outputs:
+            if name not in self.env:
+                raise VerificationError(f"{self.place()}: output {name!r} is not produced by any operation")
+            self.label, self.op_type = name, "output"
+            value = self.value(self.env[name], f"output {name!r}")
+            f = descr.get(name)
+            if f is not None and f.type.WhichOneof("Type") == "multiArrayType" \
+                    and f.type.multiArrayType.dataType == 65552 and self.spec(value).dtype == "float32":
+                value = self.op("cast", [value], to="float16")
+            out.append((name, value))
+        return out
+
+    def build(self) -> NNModule:
+        bad = self.unsupported()
+        if bad:
+            raise UnsupportedOpError(self.place(), bad)
+        self.declare_inputs()
+        self.convert_ops(self.block.operations)
+        outputs = self.outputs()
+        nn = self.graph.finish(outputs)
+        bools = {n: dtypes.BOOL for n, _ in outputs if n in self.bool_names}
+        bools.update({i.name: dtypes.BOOL for i in self.function.inputs if i.name in self.bool_names})
+        if bools:
+            nn.boundary = bools
+        nn.write_signature()
+        return nn
+
+
+def check_flexible(feature: Any, shapes: Mapping[str, Sequence[int]], path: str) -> None:
+    """A shapes= override must lie in the input's declared range or enumerated set."""
+    if feature.name not in shapes or feature.type.WhichOneof("Type") != "multiArrayType":
+        return
+    t = feature.type.multiArrayType
+    shape = [int(d) for d in shapes[feature.name]]
+    flex = t.WhichOneof("ShapeFlexibility")
+    if flex == "enumeratedShapes":
+        allowed = [[int(d) for d in s.shape] for s in t.enumeratedShapes.shapes]
+        if shape not in allowed:
+            raise ModelImportError(f"{path}: shapes[{feature.name!r}] = {shape} is not one of the model's "
+                                   f"enumerated shapes {allowed}")
+    elif flex == "shapeRange":
+        ranges = [(int(r.lowerBound), int(r.upperBound)) for r in t.shapeRange.sizeRanges]
+        ok = len(ranges) == len(shape) and all(lo <= d and (hi < 0 or d <= hi) for d, (lo, hi) in zip(shape, ranges))
+        if not ok:
+            raise ModelImportError(f"{path}: shapes[{feature.name!r}] = {shape} is outside the model's shape "
+                                   f"ranges {ranges}")
+    elif list(t.shape) and shape != [int(d) for d in t.shape]:
+        raise ModelImportError(f"{path}: input {feature.name!r} has the fixed shape {list(t.shape)}; "
+                               f"shapes= asks for {shape}")

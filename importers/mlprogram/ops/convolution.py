@@ -1,0 +1,102 @@
+"""MIL conv and conv_transpose (1-D as 2-D with a unit height; pad_type valid, same, same_lower,
+custom; groups; dilations; conv_transpose's output_shape)."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from estuary.importers.mlprogram.ops import OPS
+from estuary.importers.mlprogram.ops.shape import shape_of
+
+
+def same_pad(size: int, kernel: int, stride: int, dilation: int, lower: bool) -> tuple[int, int]:
+    out = -(-size // stride)
+    total = max(0, (out - 1) * stride + (kernel - 1) * dilation + 1 - size)
+    small = total // 2
+    return (total - small, small) if lower else (small, total - small)
+
+
+def spatial_params(c: Any, op: Any, sizes: list[int], kernel: list[int], transposed: bool = False) -> tuple:
+    """(strides, dilations, [begin..., end...] padding) for the spatial axes."""
+    n = len(sizes)
+    strides = c.ints(op, "strides", None) or [1] * n
+    dilations = c.ints(op, "dilations", None) or [1] * n
+    c.check(len(strides) == n and len(dilations) == n, f"strides {strides} / dilations {dilations} need {n} values")
+    c.check(min(strides + dilations) >= 1, f"strides {strides} and dilations {dilations} must be positive")
+    pad_type = str(c.val(op, "pad_type", "valid"))
+    if pad_type == "custom":
+        pad = c.ints(op, "pad", None) or [0] * (2 * n)
+        c.check(len(pad) == 2 * n, f"pad {pad} needs {2 * n} values")
+        pairs = [(pad[2 * i], pad[2 * i + 1]) for i in range(n)]
+    elif pad_type == "valid":
+        pairs = [(0, 0)] * n
+    elif pad_type in ("same", "same_lower"):
+        c.check(not transposed, f"pad_type {pad_type!r} is not supported for conv_transpose")
+        pairs = [same_pad(s, k, st, d, pad_type == "same_lower") for s, k, st, d in zip(sizes, kernel, strides, dilations)]
+    else:
+        c.fail(f"unknown pad_type {pad_type!r}")
+    return strides, dilations, pairs
+
+
+def _as_2d(c: Any, x: Any, w: Any) -> tuple[Any, Any, int]:
+    rank = len(shape_of(c, x))
+    c.check(rank in (3, 4), f"only 1-D and 2-D convolutions are supported (x has rank {rank})")
+    if rank == 3:
+        xs, ws = shape_of(c, x), shape_of(c, w)
+        x = c.reshape(x, xs[:2] + [1, xs[2]])
+        w = c.reshape(w, ws[:2] + [1, ws[2]])
+    return x, w, rank
+
+
+def _bias(c: Any, op: Any) -> Any:
+    if not c.has(op, "bias"):
+        return None
+    return c.value(np.asarray(c.val(op, "bias"), dtype=np.float32).reshape(-1)) if isinstance(
+        c.arg(op, "bias"), np.ndarray) else c.x(op, "bias")
+
+
+@OPS.op("conv")
+def convert_conv(c: Any, op: Any) -> Any:
+    x, w = c.x(op), c.x(op, "weight")
+    x2, w2, rank = _as_2d(c, x, w)
+    n, cin, h, wd = shape_of(c, x2)
+    cout, kc, kh, kw = shape_of(c, w2)
+    groups = int(c.scalar(op, "groups", 1))
+    c.check(groups >= 1 and kc * groups == cin, f"weight has {kc} input channels x {groups} groups for {cin}")
+    sizes, kernel = shape_of(c, x)[2:], shape_of(c, w)[2:]
+    strides, dilations, pairs = spatial_params(c, op, sizes, kernel)
+    if rank == 3:
+        strides, dilations, pairs = [1] + strides, [1] + dilations, [(0, 0)] + pairs
+    padding = [pairs[0][0], pairs[0][1], pairs[1][0], pairs[1][1]]
+    bias = _bias(c, op)
+    y = c.op("conv2d", [x2, w2] + ([bias] if bias is not None else []), padding=padding, strides=strides,
+             dilations=dilations, groups=groups)
+    if rank == 3:
+        s = shape_of(c, y)
+        y = c.reshape(y, [s[0], s[1], s[3]])
+    return y
+
+
+@OPS.op("conv_transpose")
+def convert_conv_transpose(c: Any, op: Any) -> Any:
+    """weight [C_in, C_out / groups, *K]"""
+    x, w = c.x(op), c.x(op, "weight")
+    x2, w2, rank = _as_2d(c, x, w)
+    groups = int(c.scalar(op, "groups", 1))
+    sizes, kernel = shape_of(c, x)[2:], shape_of(c, w)[2:]
+    strides, dilations, pairs = spatial_params(c, op, sizes, kernel, transposed=True)
+    out_shape = c.ints(op, "output_shape", None)
+    if rank == 3:
+        strides, dilations, pairs = [1] + strides, [1] + dilations, [(0, 0)] + pairs
+    padding = [pairs[0][0], pairs[0][1], pairs[1][0], pairs[1][1]]
+    out_sizes = None
+    if out_shape is not None:
+        out_sizes = ([1] if rank == 3 else []) + list(out_shape[-(rank - 2):])
+    bias = _bias(c, op)
+    y = c.op("conv_transpose2d", [x2, w2] + ([bias] if bias is not None else []), padding=padding, strides=strides,
+             dilations=dilations, groups=groups, output_sizes=out_sizes)
+    if rank == 3:
+        s = shape_of(c, y)
+        y = c.reshape(y, [s[0], s[1], s[3]])
+    return y

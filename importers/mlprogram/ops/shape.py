@@ -1,0 +1,345 @@
+"""MIL ops moving data: reshape, reshape_like, transpose, concat, split, stack, squeeze,
+expand_dims, flatten2d, slice_by_index, slice_by_size, pad, tile, reverse, shape, fill,
+fill_like, range_1d, identity, depth_to_space, space_to_depth, pixel_shuffle, pixel_unshuffle.
+
+Constant inputs give numpy results (shape arithmetic is folded at import); shapes, axes and
+slice bounds must be known at compile time (a clear error otherwise).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from estuary.importers.coreml.ops.shape import strided_slice
+from estuary.importers.mlprogram.ops import OPS
+
+
+def is_const(v: Any) -> bool:
+    return isinstance(v, np.ndarray)
+
+
+def shape_of(c: Any, v: Any) -> list[int]:
+    return list(np.shape(v)) if is_const(v) else list(c.spec(v).shape)
+
+
+def axis_of(c: Any, axis: int, rank: int, what: str = "axis") -> int:
+    c.check(-rank <= axis < rank, f"{what} {axis} is out of range for rank {rank}")
+    return axis % rank
+
+
+def reshape_to(c: Any, x: Any, shape: list[int]) -> Any:
+    if is_const(x):
+        return x.reshape(shape)
+    return c.reshape(x, shape)
+
+
+def transpose(c: Any, x: Any, perm: list[int]) -> Any:
+    if is_const(x):
+        return np.transpose(x, perm)
+    if perm == list(range(len(perm))):
+        return x
+    return c.op("transpose", [x], permutation=perm)
+
+
+@OPS.op("identity")
+def convert_identity(c: Any, op: Any) -> Any:
+    x = c.arg(op, "x")
+    return x if is_const(x) else c.op("identity", [x])
+
+
+def resolve_shape(c: Any, src: list[int], target: list[int], zero_copies: bool) -> list[int]:
+    out = list(target)
+    if zero_copies and len(out) == len(src):
+        out = [s if t == 0 else t for t, s in zip(out, src)]
+    total = int(np.prod(src))
+    if out.count(-1) == 1:
+        known = int(np.prod([d for d in out if d != -1]))
+        c.check(known > 0 and total % known == 0, f"cannot reshape {src} to {target}")
+        out[out.index(-1)] = total // known
+    c.check(all(d >= 0 for d in out) and int(np.prod(out)) == total, f"cannot reshape {src} to {target}")
+    return out
+
+
+@OPS.op("reshape")
+def convert_reshape(c: Any, op: Any) -> Any:
+    x = c.arg(op, "x")
+    shape = resolve_shape(c, shape_of(c, x), c.ints(op, "shape"), zero_copies=c.opset < 17)
+    return reshape_to(c, c.value(x) if not is_const(x) else x, shape)
+
+
+@OPS.op("reshape_like", since=16)
+def convert_reshape_like(c: Any, op: Any) -> Any:
+    """x reshaped to the concatenation of ref_tensors[i].shape[begins[i]:ends[i]] (or to the end)."""
+    x = c.arg(op, "x")
+    refs = [c._resolve(b) for b in op.bindings("ref_tensors")]
+    begins, ends = c.ints(op, "begins"), c.ints(op, "ends")
+    end_masks = [bool(v) for v in np.asarray(c.val(op, "end_masks")).reshape(-1)]
+    shape: list[int] = []
+    for r, b, e, m in zip(refs, begins, ends, end_masks):
+        s = shape_of(c, r)
+        shape += s[b:] if m else s[b:e]
+    return reshape_to(c, x, resolve_shape(c, shape_of(c, x), shape, False))
+
+
+@OPS.op("transpose")
+def convert_transpose(c: Any, op: Any) -> Any:
+    x = c.arg(op, "x")
+    rank = len(shape_of(c, x))
+    perm = [axis_of(c, p, rank, "perm entry") for p in c.ints(op, "perm")]
+    c.check(sorted(perm) == list(range(rank)), f"perm {perm} is not a permutation of {rank} axes")
+    return transpose(c, x, perm)
+
+
+@OPS.op("concat")
+def convert_concat(c: Any, op: Any) -> Any:
+    vals = [c._resolve(b) for b in op.bindings("values")]
+    c.check(vals, "concat needs at least one value")
+    rank = len(shape_of(c, vals[0]))
+    axis = axis_of(c, int(c.scalar(op, "axis")), max(rank, 1))
+    interleave = bool(c.scalar(op, "interleave", False))
+    if all(is_const(v) for v in vals) and not interleave:
+        return np.concatenate(vals, axis=axis)
+    xs = [c.value(v) for v in vals]
+    if interleave:  # x0[0], x1[0], ..., x0[1], x1[1], ...: stack after the axis, then merge
+        shape = shape_of(c, xs[0])
+        parts = [c.reshape(v, shape[:axis + 1] + [1] + shape[axis + 1:]) for v in xs]
+        y = c.op("concat", parts, axis=axis + 1)
+        return c.reshape(y, shape[:axis] + [shape[axis] * len(xs)] + shape[axis + 1:])
+    if len(xs) == 1:
+        return c.op("identity", xs)
+    return c.op("concat", xs, axis=axis)
+
+
+@OPS.op("stack")
+def convert_stack(c: Any, op: Any) -> Any:
+    vals = [c._resolve(b) for b in op.bindings("values")]
+    c.check(vals, "stack needs at least one value")
+    shape = shape_of(c, vals[0])
+    axis = axis_of(c, int(c.scalar(op, "axis")), len(shape) + 1)
+    if all(is_const(v) for v in vals):
+        return np.stack(vals, axis=axis)
+    parts = [c.reshape(c.value(v), shape[:axis] + [1] + shape[axis:]) for v in vals]
+    return parts[0] if len(parts) == 1 else c.op("concat", parts, axis=axis)
+
+
+@OPS.op("split")
+def convert_split(c: Any, op: Any) -> Any:
+    x = c.arg(op, "x")
+    shape = shape_of(c, x)
+    axis = axis_of(c, int(c.scalar(op, "axis")), len(shape))
+    sizes = c.ints(op, "split_sizes", None)
+    if sizes is None:
+        n = int(c.scalar(op, "num_splits"))
+        c.check(n > 0, f"num_splits must be positive, got {n}")
+        size = -(-shape[axis] // n)
+        sizes = [size] * (shape[axis] // size) + ([shape[axis] % size] if shape[axis] % size else [])
+    c.check(sum(sizes) == shape[axis] and all(s > 0 for s in sizes),
+            f"split sizes {sizes} do not add up to {shape[axis]}")
+    if is_const(x):
+        return np.split(x, np.cumsum(sizes)[:-1], axis=axis)
+    if len(sizes) == 1:
+        return [c.op("identity", [x])]
+    return list(c.op("split", [x], splits=sizes, axis=axis))
+
+
+@OPS.op("squeeze")
+def convert_squeeze(c: Any, op: Any) -> Any:
+    x = c.arg(op, "x")
+    shape = shape_of(c, x)
+    axes = c.ints(op, "axes", None)
+    if axes is None:
+        keep = [d for d in shape if d != 1]
+    else:
+        drop = {axis_of(c, a, len(shape)) for a in axes}
+        for a in drop:
+            c.check(shape[a] == 1, f"cannot squeeze axis {a} of size {shape[a]}")
+        keep = [d for i, d in enumerate(shape) if i not in drop]
+    return reshape_to(c, x, keep)
+
+
+@OPS.op("expand_dims")
+def convert_expand_dims(c: Any, op: Any) -> Any:
+    x = c.arg(op, "x")
+    shape = shape_of(c, x)
+    axes = c.ints(op, "axes")
+    rank = len(shape) + len(axes)
+    new = sorted(axis_of(c, a, rank) for a in axes)
+    c.check(len(set(new)) == len(new), f"axes {axes} repeat an axis")
+    out = list(shape)
+    for a in new:
+        out.insert(a, 1)
+    return reshape_to(c, x, out)
+
+
+@OPS.op("flatten2d")
+def convert_flatten2d(c: Any, op: Any) -> Any:
+    x = c.arg(op, "x")
+    shape = shape_of(c, x)
+    axis = int(c.scalar(op, "axis", 1))
+    c.check(-len(shape) <= axis <= len(shape), f"axis {axis} is out of range for rank {len(shape)}")
+    axis = axis + len(shape) if axis < 0 else axis
+    return reshape_to(c, x, [int(np.prod(shape[:axis])), int(np.prod(shape[axis:]))])
+
+
+def _masks(c: Any, op: Any, key: str, rank: int) -> list[bool]:
+    v = c.val(op, key, None)
+    return [False] * rank if v is None else [bool(b) for b in np.asarray(v).reshape(-1)]
+
+
+@OPS.op("slice_by_index")
+def convert_slice_by_index(c: Any, op: Any) -> Any:
+    x = c.arg(op, "x")
+    shape = shape_of(c, x)
+    rank = len(shape)
+    begin, end = c.ints(op, "begin"), c.ints(op, "end")
+    stride = c.ints(op, "stride", None) or [1] * rank
+    bm, em, sm = _masks(c, op, "begin_mask", rank), _masks(c, op, "end_mask", rank), _masks(c, op, "squeeze_mask", rank)
+    if is_const(x):
+        index = []
+        for i in range(rank):
+            if sm[i]:
+                index.append(begin[i])
+            else:
+                index.append(slice(None if bm[i] else begin[i], None if em[i] else end[i], stride[i]))
+        return np.asarray(x[tuple(index)])
+    y = strided_slice(c, x, begin, end, stride, bm, em, sm)
+    if all(sm):  # MIL keeps a rank-0 result where Core ML's layer gives [1]
+        return c.reshape(y, [])
+    return y
+
+
+@OPS.op("slice_by_size")
+def convert_slice_by_size(c: Any, op: Any) -> Any:
+    """x[begin[i] : begin[i] + size[i]] per axis; size -1 runs to the end."""
+    x = c.arg(op, "x")
+    shape = shape_of(c, x)
+    begin, size = c.ints(op, "begin"), c.ints(op, "size")
+    c.check(len(begin) == len(shape) == len(size), f"begin/size must have {len(shape)} entries")
+    starts, sizes = [], []
+    for b, s, d in zip(begin, size, shape):
+        b = b + d if b < 0 else b
+        s = d - b if s == -1 else s
+        c.check(0 <= b and s >= 0 and b + s <= d, f"slice [{b}, {b + s}) is outside a dimension of size {d}")
+        starts.append(b)
+        sizes.append(s)
+    if is_const(x):
+        return x[tuple(slice(b, b + s) for b, s in zip(starts, sizes))]
+    if sizes == shape:
+        return c.op("identity", [x])
+    return c.op("slice", [x], starts=starts, sizes=sizes)
+
+
+@OPS.op("pad")
+def convert_pad(c: Any, op: Any) -> Any:
+    """pad [begin, end] pairs for the last len(pad)/2 axes; constant, reflect or replicate."""
+    x = c.x(op)
+    shape = shape_of(c, x)
+    pad = c.ints(op, "pad")
+    c.check(len(pad) % 2 == 0 and len(pad) // 2 <= len(shape), f"pad {pad} does not fit rank {len(shape)}")
+    pairs = [(0, 0)] * (len(shape) - len(pad) // 2) + [(pad[2 * i], pad[2 * i + 1]) for i in range(len(pad) // 2)]
+    mode = str(c.val(op, "mode", "constant"))
+    modes = {"constant": "constant", "reflect": "reflection", "replicate": "edge"}
+    c.check(mode in modes, f"unknown pad mode {mode!r}")
+    value = float(c.scalar(op, "constant_val", 0.0))
+    return c.op("pad", [x], beginning_padding=[p[0] for p in pairs], ending_padding=[p[1] for p in pairs],
+                mode=modes[mode], value=value)
+
+
+@OPS.op("tile")
+def convert_tile(c: Any, op: Any) -> Any:
+    x = c.arg(op, "x")
+    reps = c.ints(op, "reps")
+    c.check(len(reps) == len(shape_of(c, x)), f"reps {reps} must have one entry per axis")
+    if is_const(x):
+        return np.tile(x, reps)
+    return c.op("tile", [x], repetitions=reps)
+
+
+@OPS.op("reverse")
+def convert_reverse(c: Any, op: Any) -> Any:
+    x = c.x(op)
+    rank = len(shape_of(c, x))
+    axes = c.ints(op, "axes", None)
+    axes = list(range(rank)) if axes is None else [axis_of(c, a, rank) for a in axes]
+    return c.op("reverse", [x], axes=axes)
+
+
+@OPS.op("shape")
+def convert_shape(c: Any, op: Any) -> Any:
+    return np.asarray(shape_of(c, c.arg(op, "x")), dtype=np.int32)
+
+
+def _fill(c: Any, shape: list[int], value: Any) -> np.ndarray:
+    c.check(all(d >= 0 for d in shape), f"shape {shape} has a negative dimension")
+    v = np.asarray(value)
+    return np.full(shape, v, dtype=v.dtype)
+
+
+@OPS.op("fill")
+def convert_fill(c: Any, op: Any) -> Any:
+    return _fill(c, c.ints(op, "shape"), c.val(op, "value", np.float32(0)))
+
+
+@OPS.op("fill_like", since=16)
+def convert_fill_like(c: Any, op: Any) -> Any:
+    return _fill(c, shape_of(c, c.arg(op, "ref_tensor")), c.val(op, "value", np.float32(0)))
+
+
+@OPS.op("range_1d")
+def convert_range_1d(c: Any, op: Any) -> Any:
+    start, end, step = (np.asarray(c.val(op, k)).reshape(()) for k in ("start", "end", "step"))
+    c.check(step != 0, "step must not be 0")
+    return np.arange(start, end, step).astype(np.result_type(start, end, step))
+
+
+def _depth_to_space(c: Any, x: Any, b: int) -> Any:
+    """[N, C*b*b, H, W] -> [N, C, H*b, W*b] (DCR order, as MIL's depth_to_space)."""
+    n, ch, h, w = shape_of(c, x)
+    c.check(ch % (b * b) == 0, f"channels {ch} are not divisible by block_size^2 = {b * b}")
+    y = c.reshape(x, [n, b, b, ch // (b * b), h, w])
+    y = c.op("transpose", [y], permutation=[0, 3, 4, 1, 5, 2])
+    return c.reshape(y, [n, ch // (b * b), h * b, w * b])
+
+
+def _pixel_shuffle(c: Any, x: Any, b: int) -> Any:
+    """[N, C*b*b, H, W] -> [N, C, H*b, W*b] (CRD order, as torch.pixel_shuffle)."""
+    n, ch, h, w = shape_of(c, x)
+    c.check(ch % (b * b) == 0, f"channels {ch} are not divisible by upscale_factor^2 = {b * b}")
+    y = c.reshape(x, [n, ch // (b * b), b, b, h, w])
+    y = c.op("transpose", [y], permutation=[0, 1, 4, 2, 5, 3])
+    return c.reshape(y, [n, ch // (b * b), h * b, w * b])
+
+
+def _space_to_depth(c: Any, x: Any, b: int, crd: bool) -> Any:
+    n, ch, h, w = shape_of(c, x)
+    c.check(h % b == 0 and w % b == 0, f"height {h} and width {w} must be divisible by {b}")
+    y = c.reshape(x, [n, ch, h // b, b, w // b, b])
+    perm = [0, 1, 3, 5, 2, 4] if crd else [0, 3, 5, 1, 2, 4]
+    y = c.op("transpose", [y], permutation=perm)
+    return c.reshape(y, [n, ch * b * b, h // b, w // b])
+
+
+def _rank4(c: Any, x: Any) -> Any:
+    c.check(len(shape_of(c, x)) == 4, f"x must have rank 4, got shape {shape_of(c, x)}")
+    return x
+
+
+@OPS.op("depth_to_space")
+def convert_depth_to_space(c: Any, op: Any) -> Any:
+    return _depth_to_space(c, _rank4(c, c.x(op)), int(c.scalar(op, "block_size")))
+
+
+@OPS.op("space_to_depth")
+def convert_space_to_depth(c: Any, op: Any) -> Any:
+    return _space_to_depth(c, _rank4(c, c.x(op)), int(c.scalar(op, "block_size")), crd=False)
+
+
+@OPS.op("pixel_shuffle")
+def convert_pixel_shuffle(c: Any, op: Any) -> Any:
+    return _pixel_shuffle(c, _rank4(c, c.x(op)), int(c.scalar(op, "upscale_factor")))
+
+
+@OPS.op("pixel_unshuffle", since=16)
+def convert_pixel_unshuffle(c: Any, op: Any) -> Any:
+    return _space_to_depth(c, _rank4(c, c.x(op)), int(c.scalar(op, "downscale_factor")), crd=True)
