@@ -27,7 +27,7 @@ def _step(a):
         return None
     x = s.operands[0]
     full, at, shape = shape_of(x), attrs(s), shape_of(a)
-    if (len(full) < 2 or at["sizes"][0] != 1 or list(at["sizes"][1:]) != list(full[1:]) or any(at["starts"][1:])
+    if (len(full) < 2 or any(k != 1 for k in at.get("strides") or ()) or at["sizes"][0] != 1 or list(at["sizes"][1:]) != list(full[1:]) or any(at["starts"][1:])
             or len(shape) != 2 or shape[1] != full[-1]):
         return None
     return x, at["starts"][0], shape[0]

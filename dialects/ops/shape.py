@@ -57,16 +57,24 @@ def concat(inputs, axis):
     return first.with_shape(shape)
 
 
-@nn_op("slice", ["input"], {"starts": Ints(), "sizes": Ints()},
-       reference=lambda x, starts, sizes: x[tuple(slice(s, s + n) for s, n in zip(starts, sizes))].copy())
-def slice_(input, starts, sizes):
-    """The window starts[i] .. starts[i] + sizes[i] of each dimension."""
+def _slice_ref(x, starts, sizes, strides=None):
+    steps = strides or [1] * x.ndim
+    return x[tuple(slice(s, s + n, k) for s, n, k in zip(starts, sizes, steps))].copy()
+
+
+@nn_op("slice", ["input"], {"starts": Ints(), "sizes": Ints(), "strides": Ints(None)}, reference=_slice_ref)
+def slice_(input, starts, sizes, strides):
+    """Every strides[i]-th element (default 1) of the window starts[i] .. starts[i] + sizes[i] of each
+    dimension: ceil(sizes[i] / strides[i]) elements (WebNN slice)."""
     check(len(starts) == input.rank and len(sizes) == input.rank,
           f"starts and sizes must have {input.rank} entries, got {len(starts)} and {len(sizes)}")
-    for d, (s, n, dim) in enumerate(zip(starts, sizes, input.shape)):
+    steps = [1] * input.rank if strides is None else list(strides)
+    check(len(steps) == input.rank, f"strides must have {input.rank} entries, got {len(steps)}")
+    for d, (s, n, dim, k) in enumerate(zip(starts, sizes, input.shape, steps)):
         check(n > 0, f"sizes[{d}] must be positive, got {n}")
+        check(k > 0, f"strides[{d}] must be positive, got {k}")
         check(0 <= s and s + n <= dim, f"window {s}..{s + n} of dimension {d} exceeds its size {dim}")
-    return input.with_shape(sizes)
+    return input.with_shape([-(-n // k) for n, k in zip(sizes, steps)])
 
 
 def _split_ref(x, splits, axis):

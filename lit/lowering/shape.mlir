@@ -116,3 +116,15 @@ func.func @pad_value_cast(%a: tensor<4xi32>, %b: tensor<4xui8>) -> (tensor<5xi32
   %1 = "nn.pad"(%b) {beginning_padding = array<i64: 1>, ending_padding = array<i64: 0>, value = 300.0 : f64} : (tensor<4xui8>) -> tensor<5xui8>
   return %0, %1 : tensor<5xi32>, tensor<5xui8>
 }
+
+// -----
+
+// slice with strides: a strided tensor.extract_slice of ceil(size / stride) elements per dimension.
+// CHECK-LABEL: func.func @slice_strides
+// CHECK: tensor.extract_slice %{{.*}}[1, 0] [2, 3] [2, 3] : tensor<5x7xf32> to tensor<2x3xf32>
+// CHECK-NOT: "nn.
+func.func @slice_strides(%a: tensor<5x7xf32>) -> tensor<2x3xf32> {
+  %0 = "nn.slice"(%a) {starts = array<i64: 1, 0>, sizes = array<i64: 4, 7>, strides = array<i64: 2, 3>}
+      : (tensor<5x7xf32>) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}

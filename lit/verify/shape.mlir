@@ -222,3 +222,12 @@ func.func @f(%a: tensor<3xf32>) -> tensor<3xf32> {
   %0 = "nn.triangular"(%a) : (tensor<3xf32>) -> tensor<3xf32>
   return %0 : tensor<3xf32>
 }
+
+// -----
+
+// CHECK: (nn.slice): strides[1] must be positive, got 0
+func.func @f(%a: tensor<5x7xf32>) -> tensor<4x7xf32> {
+  %0 = "nn.slice"(%a) {starts = array<i64: 0, 0>, sizes = array<i64: 4, 7>, strides = array<i64: 1, 0>}
+      : (tensor<5x7xf32>) -> tensor<4x7xf32>
+  return %0 : tensor<4x7xf32>
+}

@@ -27,6 +27,9 @@ def lower_concat(n):
 
 @lower("slice")
 def lower_slice(n):
+    strides = n.attrs.get("strides")
+    if strides and any(k != 1 for k in strides):
+        return C.strided_slice(n.inputs[0], n.attrs["starts"], n.out.shape, strides)
     return C.slice_(n.inputs[0], n.attrs["starts"], n.attrs["sizes"])
 
 

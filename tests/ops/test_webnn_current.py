@@ -143,3 +143,18 @@ def test_cumulative_sum(dtype, rng):
     else:
         assert_exact(got["a"], ref["a"])
         assert_exact(got["b"], ref["b"])
+
+
+def test_slice_strides(rng):
+    x = rng.standard_normal((5, 7, 4)).astype(np.float32)
+    ops = [op("slice", ("input", "x"), ("starts", [1, 0, 1]), ("sizes", [4, 7, 3]), strides=[2, 3, 1], outputs="a"),
+           op("slice", ("input", "x"), ("starts", [0, 2, 0]), ("sizes", [5, 5, 4]), strides=[1, 1, 1], outputs="b")]
+    got = run_graph(graph({"x": x}, ops, ["a", "b"]), {"x": x})
+    i64 = lambda *a: np.array(a, np.int64)  # noqa: E731
+    ref = run_onnx([N("Slice", ["x", "s", "e", "ax", "st"], ["a"]), N("Slice", ["x", "s2", "e2"], ["b"])], {"x": x},
+                   [("a", np.float32, None), ("b", np.float32, None)],
+                   initializers={"s": i64(1, 0, 1), "e": i64(5, 7, 4), "ax": i64(0, 1, 2), "st": i64(2, 3, 1),
+                                 "s2": i64(0, 2, 0), "e2": i64(5, 7, 4)})
+    assert got["a"].shape == (2, 3, 3)
+    assert_exact(got["a"], ref["a"])
+    assert_exact(got["b"], ref["b"])

@@ -38,9 +38,18 @@ def concat(c, inputs, axis, options):
     return c.op("concat", [inputs], axis=_int(c, axis, "axis"))
 
 
-@OPS.op("slice", params=["input", "starts", "sizes", "options"], operands=["input"], options=[])
+@OPS.op("slice", params=["input", "starts", "sizes", "options"], operands=["input"], options=["strides"])
 def slice_(c, input, starts, sizes, options):
-    return c.op("slice", [input], starts=_ints(c, starts, "starts"), sizes=_ints(c, sizes, "sizes"))
+    strides = options.get("strides")
+    if strides is not None:
+        strides = _ints(c, strides, "strides")
+        c.check(len(strides) == c.spec(input).rank,
+                f"strides must have {c.spec(input).rank} entries (the input rank), got {strides}")
+    if c.spec(input).rank == 0:  # a scalar: nothing to slice
+        c.check(not starts and not sizes, "starts and sizes must be empty for a scalar input")
+        return c.op("identity", [input])
+    return c.op("slice", [input], starts=_ints(c, starts, "starts"), sizes=_ints(c, sizes, "sizes"),
+                strides=strides)
 
 
 @OPS.op("split", params=["input", "splits", "options"], operands=["input"], options=["axis"])
