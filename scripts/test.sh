@@ -7,6 +7,11 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null && ! ldconfig -p | grep -
   { apt-get update && apt-get install -y --no-install-recommends mesa-vulkan-drivers libvulkan1; } >/tmp/estuary-apt.log 2>&1 \
     || echo "warning: could not install mesa-vulkan-drivers (see /tmp/estuary-apt.log); Vulkan tests will be skipped"
 fi
+# Node runs the WebNN JavaScript package's tests (js/webnn); Debian's nodejs where it is missing
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null && ! command -v node >/dev/null; then
+  { apt-get update && apt-get install -y --no-install-recommends nodejs; } >/tmp/estuary-apt-node.log 2>&1 \
+    || echo "warning: could not install nodejs (see /tmp/estuary-apt-node.log); the JavaScript tests will be skipped"
+fi
 python3 -m venv .venv
 . .venv/bin/activate
 python -m pip install -q --upgrade pip
@@ -14,6 +19,12 @@ python -m pip install -q -e '.[test]'
 python -m mypy  # type check of the modules listed in pyproject.toml [tool.mypy]
 lit -s lit
 python -m pytest -n "${ESTUARY_TEST_WORKERS:-2}" tests
+# WebNN programs in JavaScript under Node (js/webnn), through the Estuary worker of this .venv
+if command -v node >/dev/null; then
+  ESTUARY_PYTHON="$(command -v python)" node --test js/webnn/test/
+else
+  echo "warning: node not found; the JavaScript tests (js/webnn/test) were skipped"
+fi
 # numerics must not depend on the nn-level optimizations: the per-op families they rewrite and the
 # whole-model tests again, with every optimization pass off
 ESTUARY_OPTIMIZE=0 python -m pytest -n "${ESTUARY_TEST_WORKERS:-2}" \
