@@ -102,7 +102,7 @@ class Context(ConversionContext):
         return self.where()
 
     def located(self, err: VerificationError) -> VerificationError:
-        return VerificationError(f"{self.where()}: {err}")
+        return VerificationError(f"{err} (function {self.function_name!r}, iOS{self.opset})")
 
     # ------------------------------------------------------------ inputs of an op
 

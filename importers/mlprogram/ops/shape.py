@@ -104,11 +104,11 @@ def convert_concat(c: Any, op: Any) -> Any:
     if interleave:  # x0[0], x1[0], ..., x0[1], x1[1], ...: stack after the axis, then merge
         shape = shape_of(c, xs[0])
         parts = [c.reshape(v, shape[:axis + 1] + [1] + shape[axis + 1:]) for v in xs]
-        y = c.op("concat", parts, axis=axis + 1)
+        y = c.op("concat", [parts], axis=axis + 1)
         return c.reshape(y, shape[:axis] + [shape[axis] * len(xs)] + shape[axis + 1:])
     if len(xs) == 1:
         return c.op("identity", xs)
-    return c.op("concat", xs, axis=axis)
+    return c.op("concat", [xs], axis=axis)
 
 
 @OPS.op("stack")
@@ -120,7 +120,7 @@ def convert_stack(c: Any, op: Any) -> Any:
     if all(is_const(v) for v in vals):
         return np.stack(vals, axis=axis)
     parts = [c.reshape(c.value(v), shape[:axis] + [1] + shape[axis:]) for v in vals]
-    return parts[0] if len(parts) == 1 else c.op("concat", parts, axis=axis)
+    return parts[0] if len(parts) == 1 else c.op("concat", [parts], axis=axis)
 
 
 @OPS.op("split")

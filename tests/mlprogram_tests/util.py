@@ -1,0 +1,38 @@
+"""Helpers for the ML Program tests: build programs with coremltools' MIL builder, save them as
+.mlpackage with ct.convert, compile and run them with Estuary, compare with float64 numpy."""
+import os
+import sys
+
+import numpy as np
+
+import estuary
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(__file__)))
+
+
+def ct():
+    import coremltools
+
+    return coremltools
+
+
+def save(prog, folder, name="model", precision="fp32", target=None):
+    """ct.convert a MIL program (or traced torch module with inputs=) to an .mlpackage in folder."""
+    c = ct()
+    path = os.path.join(str(folder), f"{name}.mlpackage")
+    model = c.convert(prog, convert_to="mlprogram",
+                      compute_precision=c.precision.FLOAT32 if precision == "fp32" else c.precision.FLOAT16,
+                      minimum_deployment_target=target or c.target.iOS17)
+    model.save(path)
+    return path
+
+
+def run(source, feeds, **kw):
+    art = estuary.compile(source, **kw)
+    return estuary.load(art).run(feeds)
+
+
+def close(got, want, rtol=1e-5, atol=1e-6):
+    want = np.asarray(want)
+    assert got.shape == want.shape, (got.shape, want.shape)
+    np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=rtol, atol=atol)
