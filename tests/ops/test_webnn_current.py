@@ -158,3 +158,55 @@ def test_slice_strides(rng):
     assert got["a"].shape == (2, 3, 3)
     assert_exact(got["a"], ref["a"])
     assert_exact(got["b"], ref["b"])
+
+
+def _quant_case(x, scale, zp, onnx_scale, onnx_zp, **onnx_attrs):
+    """quantizeLinear and dequantizeLinear of x (WebNN's scale/zeroPoint shapes) vs onnxruntime's
+    QuantizeLinear/DequantizeLinear (ONNX's per-tensor, per-axis or blocked scale)."""
+    ops = [op("quantizeLinear", ("input", "x"), ("scale", "s"), ("zeroPoint", "z"), outputs="q"),
+           op("dequantizeLinear", ("input", "qin"), ("scale", "s"), ("zeroPoint", "z"), outputs="d")]
+    q_in = np.clip(np.round(x * 7), np.iinfo(zp.dtype).min, np.iinfo(zp.dtype).max).astype(zp.dtype)
+    got = run_graph(graph({"x": x, "qin": q_in}, ops, ["q", "d"], constants={"s": scale, "z": zp}),
+                    {"x": x, "qin": q_in})
+    init = {"s": onnx_scale, "z": onnx_zp}
+    if zp.dtype == np.int32:  # ONNX has no int32 QuantizeLinear: the spec's formula in float64
+        info = np.iinfo(np.int32)
+        q64 = np.round(x.astype(np.float64) / scale.astype(np.float64)) + zp.astype(np.float64)
+        ref_q = np.clip(q64, info.min, info.max).astype(np.int32)
+        # onnxruntime's int32 DequantizeLinear wraps input - zeroPoint around; the spec does not
+        ref_d = ((q_in.astype(np.float64) - zp.astype(np.float64)) * scale.astype(np.float64)).astype(scale.dtype)
+    else:
+        ref_q = run_onnx([N("QuantizeLinear", ["x", "s", "z"], ["q"], **onnx_attrs)], {"x": x},
+                         [("q", zp.dtype, None)], initializers=init)["q"]
+        ref_d = run_onnx([N("DequantizeLinear", ["qin", "s", "z"], ["d"], **onnx_attrs)], {"qin": q_in},
+                         [("d", scale.dtype, None)], initializers=init)["d"]
+    assert_exact(got["q"], ref_q)
+    assert_ulp(got["d"], ref_d, 1)
+
+
+@pytest.mark.parametrize("qtype", [np.int8, np.uint8, np.int32])
+def test_quantize_dequantize_per_tensor(qtype, rng):
+    x = (rng.standard_normal((2, 3, 4)) * 40).astype(np.float32)
+    x[0, 0, :4] = [0.25, 0.75, -0.25, 2.5]  # halves round to even (x / 0.5)
+    if qtype == np.int32:  # beyond float32's integers, and saturating
+        x[1, 0, :3] = [1.0e9 + 64, 1.5e9, -3e9]
+    scale = np.array([0.5], np.float32)
+    zp = np.array([3 if qtype != np.uint8 else 128], qtype)
+    _quant_case(x, scale, zp, scale.reshape(()), zp.reshape(()))
+
+
+def test_quantize_dequantize_per_axis_and_blocked(rng):
+    x = (rng.standard_normal((2, 4, 6)) * 10).astype(np.float32)
+    s_axis = rng.uniform(0.05, 0.5, 4).astype(np.float32)
+    z_axis = rng.integers(-5, 5, 4).astype(np.int8)
+    _quant_case(x, s_axis.reshape(1, 4, 1), z_axis.reshape(1, 4, 1), s_axis, z_axis, axis=1)
+    s_blk = rng.uniform(0.05, 0.5, (2, 4, 3)).astype(np.float32)  # blocks of 2 along the last axis
+    z_blk = rng.integers(0, 30, (2, 4, 3)).astype(np.uint8)
+    _quant_case(x, s_blk, z_blk, s_blk, z_blk, axis=2, block_size=2)
+
+
+def test_quantize_float16(rng):
+    x = (rng.standard_normal((3, 4)) * 10).astype(np.float16)
+    scale = np.array([[0.25], [0.5], [0.125]], np.float16)
+    zp = np.array([[1], [-2], [0]], np.int8)
+    _quant_case(x, scale, zp, scale.reshape(3), zp.reshape(3), axis=0)
