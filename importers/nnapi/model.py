@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 import enum
 import json
+import os
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -285,13 +286,18 @@ class Model:
 
     # ---------------------------------------------------------------- JSON
 
-    def to_json(self) -> str:
-        """The model as a JSON string (operands with type/dimensions/scale/zeroPoint/value)."""
+    def to_json(self, path: str | os.PathLike[str] | None = None) -> str:
+        """The model as JSON text (operands with type/dimensions/scale/zeroPoint/value); with
+        `path`, also written there, as WebNN's `MLGraph.to_json(path)` does."""
         doc = {"format": "nnapi", "version": 27,
                "operands": [op.to_json() for op in self.operands],
                "operations": [{"type": c.name, "inputs": i, "outputs": o} for c, i, o in self.operations],
                "inputs": self.inputs, "outputs": self.outputs}
-        return json.dumps(doc)
+        text = json.dumps(doc)
+        if path is not None:
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text)
+        return text
 
     @staticmethod
     def from_json(text: str | bytes | Mapping[str, Any], finish: bool = True) -> Model:
