@@ -60,7 +60,15 @@ class Bridge {
     const head = Buffer.alloc(8);
     head.writeUInt32LE(text.length, 0);
     head.writeUInt32LE(buffers.reduce((n, b) => n + b.byteLength, 0), 4);
-    this.child.stdin.write(buffers.length ? Buffer.concat([head, text, ...buffers]) : Buffer.concat([head, text]));
+    const stdin = this.child.stdin;
+    if (!this.corked) { // frames sent in one tick leave in one write (write + dispatch + read: one wake-up)
+      this.corked = true;
+      stdin.cork();
+      process.nextTick(() => { this.corked = false; stdin.uncork(); });
+    }
+    stdin.write(head);
+    stdin.write(text);
+    for (const b of buffers) stdin.write(b);
   }
 
   /** Write one frame and wait for its reply: {header, buffers}. Failures reject with an Error whose
