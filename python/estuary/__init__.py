@@ -17,7 +17,15 @@ _LAZY = ("webnn", "nnapi", "cache", "dtypes", "errors", "compiler", "runtime")
 
 __all__ = ["compile", "load", "Artifact", "CompileOptions", "Model", "TARGETS", "EstuaryError", "CompileError",
            "ExecutionError", "InternalError", "LoweringError", "ModelImportError", "RuntimeInputError", "UnsupportedOpError",
-           "VerificationError", "webnn", "nnapi", "cache"]
+           "VerificationError", "example_model", "webnn", "nnapi", "cache"]
+
+
+def example_model() -> str:
+    """Path of the example model shipped in the package: a MobileNet-style block in WebNN JSON,
+    input "image" float32 [1, 3, 32, 32], output "probabilities" [1, 10]."""
+    import os
+
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "examples", "mobilenet_block.json")
 
 
 def __getattr__(name: str) -> Any:

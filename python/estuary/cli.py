@@ -315,16 +315,11 @@ def _bench(args):
           f"p50 {p[0]:.3f} ms, p90 {p[1]:.3f} ms, p99 {p[2]:.3f} ms")
 
 
-def demo_model():
-    """The example model shipped inside the package (a MobileNet-style block in WebNN JSON)."""
-    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "examples", "mobilenet_block.json")
-
-
 def _demo(args):
     """Compile and run the bundled example model, print outputs and latency."""
     import estuary
 
-    path = args.model or demo_model()
+    path = args.model or estuary.example_model()
     t0 = time.perf_counter()
     with _progress(args) as progress:
         art = estuary.compile(path, target=args.target, progress=progress)
