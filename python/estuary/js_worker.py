@@ -13,8 +13,8 @@ arrives; what can still fail here is Estuary itself (an operator it lacks, a com
 error), reported with the Estuary error's class name and message.
 
 Tensors live here (host arrays the compiled models read and write), so data crosses the pipe only
-in writeTensor and readTensor; a graph is the compiled model of a WebNN JSON document, cached by
-the document's hash so an identical build compiles once.
+in writeTensor and readTensor; a graph is the compiled model of a WebNN JSON document, compiled
+through Estuary's compile cache and kept per document hash, so an identical build compiles once.
 """
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ import json
 import os
 import struct
 import sys
+import tempfile
 import traceback
 from collections.abc import Callable, Sequence
 from typing import IO, Any
@@ -109,32 +110,45 @@ class Worker:
                 "pid": os.getpid()}, []
 
     def build(self, h: dict[str, Any], bufs: list[memoryview]) -> tuple[dict[str, Any], list[bytes]]:
-        """Compile the WebNN JSON document (constants: {"buffer": i} into this frame's buffers)."""
+        """Compile the WebNN JSON document through the compile cache (estuary.cache): written with
+        its constants ({"buffer": i} into this frame, or {"tensor": id}) as a side file, it is
+        what `estuary.load` compiles once per content, target and options."""
         import estuary
-        from estuary import dtypes
+        from estuary.errors import EstuaryError
 
         doc, target = h["graph"], h.get("target", "llvm-cpu")
+        constants: list[bytes | memoryview] = []
+        for entry in doc["inputs"].values():
+            if entry.get("constant"):
+                ref = entry["data"]
+                constants.append(bufs[ref["buffer"]] if "buffer" in ref else _array(self.tensors[ref["tensor"]]).tobytes())
         digest = hashlib.sha256(json.dumps([doc, target], sort_keys=True).encode())
-        for b in bufs:
+        for b in constants:
             digest.update(len(b).to_bytes(8, "little"))
             digest.update(b)
         key = digest.hexdigest()
         model = self.cache.get(key)
         if model is None:
-            for entry in doc["inputs"].values():
-                if entry.get("constant"):
-                    desc = entry["descriptor"]
-                    ref = entry["data"]
-                    if "tensor" in ref:  # builder.constant(tensor): a createConstantTensor() tensor
-                        entry["data"] = self.tensors[ref["tensor"]]
-                    else:
-                        raw = bufs[ref["buffer"]]
-                        entry["data"] = np.frombuffer(raw, dtype=dtypes.to_numpy(desc["dataType"])).reshape(desc["shape"])
-            artifact = estuary.compile(doc, target=target, format="webnn")
-            model = estuary.load(artifact, device=h.get("device"))
+            with tempfile.TemporaryDirectory(prefix="estuary-webnn-") as folder:
+                blob = bytearray()
+                for entry, data in zip((e for e in doc["inputs"].values() if e.get("constant")), constants):
+                    blob += bytes(-len(blob) % 8)  # 8-byte aligned tensors
+                    entry["data"] = {"file": "weights.bin", "byteOffset": len(blob)}
+                    blob += data
+                with open(os.path.join(folder, "weights.bin"), "wb") as f:
+                    f.write(blob)
+                path = os.path.join(folder, "graph.json")
+                with open(path, "w", encoding="utf-8") as f:
+                    json.dump(doc, f)
+                try:
+                    model = estuary.load(path, device=h.get("device"), target=target, format="webnn")
+                except EstuaryError as e:  # messages name the graph, not the temporary file
+                    e.args = (str(e).replace(path, "<MLGraphBuilder graph>"),)
+                    raise
             self.cache[key] = model
         self.graphs[h["graph_id"]] = model
-        return {"outputs": {n: {"shape": list(s), "dataType": d} for n, s, d in model.outputs}}, []
+        return {"outputs": {n: {"shape": list(s), "dataType": d} for n, s, d in model.outputs},
+                "fromCache": bool(getattr(model, "from_cache", False))}, []
 
     def create_tensor(self, h: dict[str, Any], bufs: list[memoryview]) -> tuple[dict[str, Any], list[bytes]]:
         from estuary import dtypes
@@ -198,6 +212,12 @@ class _Reported(Exception):
     def __init__(self, name: str, message: str) -> None:
         super().__init__(message)
         self.name = name
+
+
+def _array(t: Array | _Failed) -> Array:
+    if isinstance(t, _Failed):
+        raise _Reported(t.name, t.message)
+    return t
 
 
 def _read_exactly(inp: IO[bytes], n: int) -> bytes | None:
