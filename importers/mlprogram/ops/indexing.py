@@ -1,0 +1,191 @@
+"""MIL gathers and scatters (gather, gather_along_axis, gather_nd, scatter, scatter_along_axis,
+scatter_nd; batch_dims 0), select, band_part, cumsum, one_hot, topk, argsort, sliding_windows,
+reverse_sequence.
+
+nn's gathers and scatters count negative indices from the end and clamp the rest (never an
+out-of-bounds access), which covers MIL's iOS15/16 negative indices; iOS17's
+validate_indices=False leaves out-of-range indices undefined.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from estuary.importers.mlprogram.ops import OPS
+from estuary.importers.mlprogram.ops.shape import axis_of, is_const, shape_of, transpose
+
+MODES = {"update": "none", "add": "add", "sub": "sub", "mul": "mul", "div": "div", "max": "max", "min": "min"}
+
+
+def _no_batch_dims(c: Any, op: Any) -> None:
+    b = int(c.scalar(op, "batch_dims", 0))
+    c.check(b == 0, f"batch_dims = {b} is not supported (only 0)")
+
+
+def index_value(c: Any, v: Any) -> Any:
+    """Indices as an nn int32 Value."""
+    if is_const(v):
+        return c.const(np.asarray(v).astype(np.int32), "int32")
+    return v if c.spec(v).dtype in ("int32", "int64") else c.op("cast", [v], to="int32")
+
+
+@OPS.op("gather")
+def convert_gather(c: Any, op: Any) -> Any:
+    x, idx = c.arg(op, "x"), c.arg(op, "indices")
+    _no_batch_dims(c, op)
+    rank = len(shape_of(c, x))
+    axis = axis_of(c, int(c.scalar(op, "axis", 0)), rank)
+    if is_const(x) and is_const(idx):
+        return np.take(x, idx.astype(np.int64), axis=axis)
+    return c.op("gather", [c.value(x), index_value(c, idx)], axis=axis)
+
+
+@OPS.op("gather_along_axis")
+def convert_gather_along_axis(c: Any, op: Any) -> Any:
+    x = c.x(op)
+    axis = axis_of(c, int(c.scalar(op, "axis", 0)), len(shape_of(c, x)))
+    return c.op("gather_elements", [x, index_value(c, c.arg(op, "indices"))], axis=axis)
+
+
+@OPS.op("gather_nd")
+def convert_gather_nd(c: Any, op: Any) -> Any:
+    _no_batch_dims(c, op)
+    return c.op("gather_nd", [c.x(op), index_value(c, c.arg(op, "indices"))])
+
+
+def _mode(c: Any, op: Any) -> str:
+    mode = str(c.val(op, "mode", "add"))
+    c.check(mode in MODES, f"unknown scatter mode {mode!r}")
+    return MODES[mode]
+
+
+@OPS.op("scatter")
+def convert_scatter(c: Any, op: Any) -> Any:
+    """data[..., indices[i], ...] (along axis) combined with updates[..., i, ...]: the axis moved to
+    the front, one scatter_nd with indices [N, 1], moved back."""
+    data, upd = c.x(op, "data"), c.x(op, "updates")
+    idx = index_value(c, c.arg(op, "indices"))
+    rank = len(shape_of(c, data))
+    axis = axis_of(c, int(c.scalar(op, "axis", 0)), rank)
+    c.check(len(shape_of(c, idx)) == 1, f"indices must have rank 1, got {shape_of(c, idx)}")
+    perm = [axis] + [i for i in range(rank) if i != axis]
+    inv = list(np.argsort(perm))
+    y = c.op("scatter_nd", [transpose(c, data, perm), c.reshape(idx, shape_of(c, idx) + [1]),
+                            transpose(c, upd, perm)], reduction=_mode(c, op))
+    return transpose(c, y, [int(i) for i in inv])
+
+
+@OPS.op("scatter_along_axis")
+def convert_scatter_along_axis(c: Any, op: Any) -> Any:
+    data = c.x(op, "data")
+    axis = axis_of(c, int(c.scalar(op, "axis", 0)), len(shape_of(c, data)))
+    return c.op("scatter_elements", [data, index_value(c, c.arg(op, "indices")), c.x(op, "updates")],
+                axis=axis, reduction=_mode(c, op))
+
+
+@OPS.op("scatter_nd")
+def convert_scatter_nd(c: Any, op: Any) -> Any:
+    return c.op("scatter_nd", [c.x(op, "data"), index_value(c, c.arg(op, "indices")), c.x(op, "updates")],
+                reduction=_mode(c, op))
+
+
+def truth(c: Any, v: Any) -> Any:
+    """A uint8 mask of v != 0."""
+    if c.spec(v).dtype == "uint8":
+        return v
+    zero = c.const(np.zeros((), dtype=np.dtype(c.spec(v).dtype)))
+    return c.op("logical_not", [c.op("equal", [v, zero])])
+
+
+@OPS.op("select")
+def convert_select(c: Any, op: Any) -> Any:
+    cond, a, b = c.arg(op, "cond"), c.arg(op, "a"), c.arg(op, "b")
+    if is_const(cond) and is_const(a) and is_const(b):
+        return np.where(cond != 0, a, b)
+    return c.op("where", [truth(c, c.value(cond)), c.value(a), c.value(b)])
+
+
+@OPS.op("band_part")
+def convert_band_part(c: Any, op: Any) -> Any:
+    """Keep j - i <= upper and i - j <= lower on the last two axes (negative: no limit)."""
+    x = c.x(op)
+    c.check(len(shape_of(c, x)) >= 2, f"x must have rank >= 2, got {shape_of(c, x)}")
+    lower, upper = int(c.scalar(op, "lower", -1)), int(c.scalar(op, "upper", -1))
+    y = x
+    if upper >= 0:
+        y = c.op("triangular", [y], upper=False, diagonal=upper)
+    if lower >= 0:
+        y = c.op("triangular", [y], upper=True, diagonal=-lower)
+    return y if y is not x else c.op("identity", [x])
+
+
+@OPS.op("cumsum")
+def convert_cumsum(c: Any, op: Any) -> Any:
+    x = c.x(op)
+    axis = axis_of(c, int(c.scalar(op, "axis", 0)), len(shape_of(c, x)))
+    return c.op("cumulative_sum", [x], axis=axis, exclusive=bool(c.scalar(op, "exclusive", False)),
+                reversed=bool(c.scalar(op, "reverse", False)))
+
+
+@OPS.op("one_hot")
+def convert_one_hot(c: Any, op: Any) -> Any:
+    """on_value where the index equals the position along the new axis, off_value elsewhere."""
+    idx = index_value(c, c.arg(op, "indices"))
+    shape = shape_of(c, idx)
+    depth = int(c.scalar(op, "one_hot_vector_size"))
+    c.check(depth >= 1, f"one_hot_vector_size {depth} must be positive")
+    rank = len(shape) + 1
+    axis = axis_of(c, int(c.scalar(op, "axis", -1)), rank)
+    on, off = np.asarray(c.val(op, "on_value", 1.0)), np.asarray(c.val(op, "off_value", 0.0))
+    out = shape[:axis] + [depth] + shape[axis:]
+    idx = c.reshape(idx, shape[:axis] + [1] + shape[axis:])
+    iota = np.arange(depth, dtype=np.int32).reshape([depth] + [1] * (rank - axis - 1))
+    hit = c.op("equal", [idx, c.const(iota, "int32")])
+    return c.op("where", [hit, c.value(np.full(out, on.reshape(()), dtype=on.dtype)), c.value(off.reshape(()))])
+
+
+@OPS.op("topk")
+def convert_topk(c: Any, op: Any) -> Any:
+    x = c.x(op)
+    shape = shape_of(c, x)
+    axis = axis_of(c, int(c.scalar(op, "axis", -1)), len(shape))
+    k = int(c.scalar(op, "k", 1))
+    if k == -1 and c.opset >= 16:
+        k = shape[axis]
+    c.check(1 <= k <= shape[axis], f"k = {k} is out of range for a dimension of {shape[axis]}")
+    ascending = bool(c.scalar(op, "ascending", False))
+    c.check(bool(c.scalar(op, "sort", True)), "sort=False is not supported")
+    values, indices = c.op("top_k", [x], k=k, axis=axis, largest=not ascending)
+    return [values, indices]
+
+
+@OPS.op("argsort")
+def convert_argsort(c: Any, op: Any) -> Any:
+    x = c.x(op)
+    shape = shape_of(c, x)
+    axis = axis_of(c, int(c.scalar(op, "axis", -1)), len(shape))
+    _, indices = c.op("top_k", [x], k=shape[axis], axis=axis, largest=not bool(c.scalar(op, "ascending", False)))
+    return indices
+
+
+@OPS.op("sliding_windows")
+def convert_sliding_windows(c: Any, op: Any) -> Any:
+    """Windows j*stride .. j*stride + size - 1 along axis, as a new axis after it: a constant gather."""
+    x = c.x(op)
+    shape = shape_of(c, x)
+    axis = axis_of(c, int(c.scalar(op, "axis")), len(shape))
+    size, step = int(c.scalar(op, "size")), int(c.scalar(op, "stride", 1))
+    c.check(size >= 1 and step >= 1 and size <= shape[axis], f"size {size} / stride {step} do not fit {shape[axis]}")
+    m = (shape[axis] - size) // step + 1
+    idx = np.arange(m)[:, None] * step + np.arange(size)[None, :]
+    return c.op("gather", [x, c.const(idx.astype(np.int32), "int32")], axis=axis)
+
+
+@OPS.op("reverse_sequence")
+def convert_reverse_sequence(c: Any, op: Any) -> Any:
+    x = c.x(op)
+    rank = len(shape_of(c, x))
+    seq = axis_of(c, int(c.scalar(op, "seq_axis", 0)), rank)
+    batch = axis_of(c, int(c.scalar(op, "batch_axis", 0)), rank)
+    return c.op("reverse_sequence", [x, index_value(c, c.arg(op, "lengths"))], batch_axis=batch, sequence_axis=seq)
