@@ -114,10 +114,13 @@ class Context(ConversionContext):
         return values.immediate(binding.value, self.pb, self.read_blob, self.where())
 
     def has(self, op: Op, key: str) -> bool:
-        return bool(op.bindings(key))
+        return bool(op.bindings(key)) or (key != "name" and key in op.proto.attributes)
 
     def arg(self, op: Op, key: str) -> Any:
+        """Input `key`: a binding, or (iOS16 constexpr ops, const) an attribute of that name."""
         b = op.bindings(key)
+        if not b and key != "name" and key in op.proto.attributes:
+            return values.immediate(op.proto.attributes[key], self.pb, self.read_blob, self.where())
         if not b:
             self.fail(f"the required input {key!r} is missing")
         if len(b) != 1:
@@ -133,7 +136,7 @@ class Context(ConversionContext):
 
     def val(self, op: Op, key: str, default: Any = _REQUIRED) -> Any:
         """Input `key` as a numpy array / str known at import (`default` when absent)."""
-        if not op.bindings(key):
+        if not self.has(op, key):
             if default is _REQUIRED:
                 self.fail(f"the required input {key!r} is missing")
             return default
