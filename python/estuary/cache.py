@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import importlib.metadata
 import json
 import os
 import tempfile
@@ -27,6 +26,8 @@ from estuary.errors import EstuaryError
 CACHE_ENV = "ESTUARY_CACHE"
 FORMAT_VERSION = 1  # bump when the entry layout or the key's recipe changes
 _CHUNK = 1 << 20
+DIGESTS = "digests.json"  # the file-digest memo (model_digest)
+MEMO_LIMIT = 4096  # files remembered
 
 
 def cache_dir() -> str:
@@ -39,15 +40,15 @@ def cache_dir() -> str:
 
 
 def _versions() -> dict[str, str]:
+    """Estuary's version and the IREE compiler's and runtime's builds (their own version modules:
+    importlib.metadata would add a tenth of a second to every cached load)."""
     import estuary
+    from iree.compiler import version as compiler_version
+    from iree.runtime import version as runtime_version
 
-    found = {"estuary": estuary.__version__}
-    for dist in ("iree-base-compiler", "iree-base-runtime"):
-        try:
-            found[dist] = importlib.metadata.version(dist)
-        except importlib.metadata.PackageNotFoundError:
-            found[dist] = "unknown"
-    return found
+    return {"estuary": estuary.__version__, "iree-compiler": str(compiler_version.VERSION),
+            "iree-revisions": json.dumps(getattr(compiler_version, "REVISIONS", {}), sort_keys=True),
+            "iree-runtime": str(runtime_version.VERSION)}
 
 
 def model_files(path: str) -> list[tuple[str, str]]:
@@ -63,28 +64,56 @@ def model_files(path: str) -> list[tuple[str, str]]:
     return sorted(found)
 
 
-def model_digest(path: str | os.PathLike[str]) -> str:
-    """SHA-256 (hex) of a model file, or of a folder's files with their relative names. A
-    single-file model also hashes the files beside it that it may read (WebNN's side weight
-    files are named inside the JSON), by hashing the JSON's `file` references."""
+def model_digest(path: str | os.PathLike[str], memo: dict[str, Any] | None = None) -> str:
+    """SHA-256 (hex) over a model's files: each file's relative name and content digest (a
+    folder's every file; a JSON model's side files named by its {"file": ...} entries too).
+    `memo` maps a file's absolute path to (size, mtime_ns, ctime_ns, inode, digest): a file whose
+    stat still matches is not read again, so a cached load does not rehash large weights."""
     path = os.fspath(path)
     h = hashlib.sha256()
     try:
-        for rel, full in model_files(path):
-            h.update(rel.encode() + b"\0" if os.path.isdir(path) else b"\0")
-            size = os.path.getsize(full)
-            h.update(size.to_bytes(8, "little"))
-            with open(full, "rb") as f:
-                while chunk := f.read(_CHUNK):
-                    h.update(chunk)
-        for side in _side_files(path):
-            h.update(b"side\0" + os.path.basename(side).encode() + b"\0")
-            with open(side, "rb") as f:
-                while chunk := f.read(_CHUNK):
-                    h.update(chunk)
+        files = model_files(path) + [("side:" + os.path.basename(p), p) for p in _side_files(path)]
+        for rel, full in files:
+            h.update(rel.encode() + b"\0" if os.path.isdir(path) or rel.startswith("side:") else b"\0")
+            h.update(bytes.fromhex(_file_digest(full, memo)))
     except OSError as e:
         raise EstuaryError(f"{path}: cannot read ({e.strerror or e})") from None
     return h.hexdigest()
+
+
+def _file_digest(path: str, memo: dict[str, Any] | None) -> str:
+    st = os.stat(path)
+    stamp = [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
+    full = os.path.abspath(path)
+    if memo is not None and isinstance(memo.get(full), list) and memo[full][:4] == stamp:
+        return str(memo[full][4])
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(_CHUNK):
+            h.update(chunk)
+    if memo is not None:
+        memo[full] = stamp + [h.hexdigest()]
+    return h.hexdigest()
+
+
+def _read_memo(folder: str) -> dict[str, Any]:
+    try:
+        with open(os.path.join(folder, DIGESTS), encoding="utf-8") as f:
+            memo = json.load(f)
+        return memo if isinstance(memo, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def _write_memo(folder: str, memo: dict[str, Any]) -> None:
+    """Best effort: a memo that cannot be written only costs rehashing next time."""
+    if len(memo) > MEMO_LIMIT:
+        memo = dict(list(memo.items())[-MEMO_LIMIT:])
+    try:
+        os.makedirs(folder, exist_ok=True)
+        _atomic_write(os.path.join(folder, DIGESTS), json.dumps(memo).encode())
+    except OSError:
+        pass
 
 
 def _side_files(path: str) -> list[str]:
@@ -114,14 +143,14 @@ def _side_files(path: str) -> list[str]:
 
 
 def cache_key(path: str | os.PathLike[str], options: CompileOptions, format: str | None = None,
-              shapes: Mapping[str, Sequence[int]] | None = None) -> str:
+              shapes: Mapping[str, Sequence[int]] | None = None, memo: dict[str, Any] | None = None) -> str:
     """The entry name for compiling `path` with `options` (see the module docstring)."""
     opts = {k: sorted(v) if isinstance(v, frozenset) else v for k, v in dataclasses.asdict(options).items()}
     if options.target == "llvm-cpu":
         from estuary.backends.llvm_cpu import host
 
         opts["cpu_resolved"] = host.resolve(options.cpu)
-    recipe = {"layout": FORMAT_VERSION, "model": model_digest(path), "format": format,
+    recipe = {"layout": FORMAT_VERSION, "model": model_digest(path, memo), "format": format,
               "shapes": {k: list(v) for k, v in sorted((shapes or {}).items())}, "options": opts,
               "versions": _versions()}
     return hashlib.sha256(json.dumps(recipe, sort_keys=True, default=list).encode()).hexdigest()[:32]
@@ -186,7 +215,8 @@ def entries(folder: str | None = None) -> list[Entry]:
         names = os.listdir(folder)
     except OSError:
         return []
-    found = [e for e in (lookup(n[:-5], folder) for n in names if n.endswith(".json")) if e is not None]
+    found = [e for e in (lookup(n[:-5], folder) for n in names if n.endswith(".json") and n != DIGESTS)
+             if e is not None]
     return sorted(found, key=lambda e: e.meta.get("created", 0))
 
 
@@ -204,7 +234,7 @@ def clear(folder: str | None = None) -> int:
                 os.unlink(os.path.join(folder, name))
             except OSError as e:
                 raise EstuaryError(f"cannot remove {os.path.join(folder, name)} ({e.strerror or e})") from None
-            removed += name.endswith(".json")
+            removed += name.endswith(".json") and name != DIGESTS
     return removed
 
 
@@ -224,7 +254,12 @@ def compiled(path: str | os.PathLike[str], options: CompileOptions, *, format: s
     Returns (entry, hit): `hit` is True when the artefact came from the cache."""
     from estuary.compiler import compile
 
-    key = cache_key(path, options, format, shapes)
+    folder = cache_dir()
+    memo = _read_memo(folder)
+    before = dict(memo)
+    key = cache_key(path, options, format, shapes, memo)
+    if memo != before:
+        _write_memo(folder, memo)
     found = lookup(key)
     if found is not None:
         return found, True
@@ -233,6 +268,16 @@ def compiled(path: str | os.PathLike[str], options: CompileOptions, *, format: s
             "created": time.time(), "compile_s": round(art.timings.get("total_s", 0.0), 3),
             "versions": _versions()}
     return store(key, art.vmfb, meta), False
+
+
+def _intact(data: bytes) -> bool:
+    from estuary import integrity
+
+    try:
+        integrity.verify(data)
+    except integrity.IntegrityError:
+        return False
+    return True
 
 
 # the target `load` compiles a model for when it is given a device but no target
@@ -245,12 +290,14 @@ def load_model(path: str, device: str | None = None, threads: int | None = None,
                progress: bool | Callable[[str], None] = False) -> Any:
     """`estuary.load` of a model path: compile it for `target` (through the cache unless
     `cache=False`) and load the artefact. The Model's `from_cache` says whether it was reused."""
-    from estuary import integrity
-    from estuary.runtime import DEVICES, Model
+    from estuary.errors import ExecutionError
+    from estuary.runtime import DEVICES, TARGET_DEVICE, Model, read_vmfb
 
     if device not in DEVICES:
         raise EstuaryError(f"unknown device {device!r}; choose one of {sorted(k for k in DEVICES if k)}")
     options = CompileOptions.create(target or _DRIVER_TARGET[DEVICES[device]])
+    if device is None:  # the device the target runs on, named so that Model need not probe the artefact
+        device = TARGET_DEVICE.get(options.target) or "cpu"
     if not cache:
         from estuary.compiler import compile
 
@@ -259,16 +306,23 @@ def load_model(path: str, device: str | None = None, threads: int | None = None,
         return Model(art.vmfb, device, path, threads)
     for attempt in (0, 1):
         entry, hit = compiled(path, options, format=format, shapes=shapes, progress=progress)
+        data: Any
         try:
-            with open(entry.vmfb, "rb") as f:
-                data = f.read()
-            integrity.verify(data)
-        except (OSError, integrity.IntegrityError):
-            remove(entry.key)  # a damaged or vanished entry: compile afresh, once
+            data = read_vmfb(entry.vmfb)
+        except OSError:
+            data = None
+        if data is not None:
+            try:
+                model = Model(data, device, path, threads)  # checks the integrity record first
+            except ExecutionError:
+                if _intact(data):
+                    raise  # a whole artefact that does not load: not the cache's doing
+                data = None
+        if data is None:  # a vanished or damaged entry: compile afresh, once
+            remove(entry.key)
             if attempt:
-                raise EstuaryError(f"{path}: the compile cache entry {entry.vmfb} is unreadable") from None
+                raise EstuaryError(f"{path}: the compile cache entry {entry.vmfb} is unreadable")
             continue
-        model = Model(data, device, path, threads)
         model.from_cache = hit
         model.artifact_path = entry.vmfb
         return model

@@ -38,12 +38,13 @@ def seal(vmfb: bytes) -> bytes:
 def verify(data: bytes) -> bytes:
     """The payload IREE may parse (all of `data`); IntegrityError if the record is missing or the
     checksum does not match."""
-    record = data[-RECORD_SIZE:]
-    if len(data) <= RECORD_SIZE or not record.startswith(MARKER):
+    view = memoryview(data).cast("B")  # bytes or an aligned numpy buffer (runtime.read_vmfb), never copied
+    record = bytes(view[-RECORD_SIZE:])
+    if len(view) <= RECORD_SIZE or not record.startswith(MARKER):
         raise IntegrityError("corrupted artefact or not built by Estuary (no integrity record: the file is "
                              "truncated, was built by IREE directly or by an Estuary older than 2026-11-26; "
                              "recompile it)")
-    if hashlib.sha256(data[:-RECORD_SIZE]).hexdigest().encode() != record[len(MARKER):]:
+    if hashlib.sha256(view[:-RECORD_SIZE]).hexdigest().encode() != record[len(MARKER):]:
         raise IntegrityError("corrupted artefact (checksum mismatch)")
     return data
 

@@ -102,13 +102,31 @@ def _config(driver: str, threads: int | None = None) -> rt.Config:
     return _CONFIGS[driver][0]
 
 
-def _vm_module(instance: rt.VmInstance, vmfb: bytes, where: str) -> rt.VmModule:
+def _vm_module(instance: rt.VmInstance, vmfb: bytes | Array, where: str) -> rt.VmModule:
     import iree.runtime as rt
 
     try:
+        if isinstance(vmfb, np.ndarray) and vmfb.ctypes.data % VMFB_ALIGNMENT == 0:
+            return rt.VmModule.wrap_buffer(instance, vmfb)  # read_vmfb's buffer, used in place
         return rt.VmModule.copy_buffer(instance, vmfb)
     except Exception as e:  # IREE raises RuntimeError, ValueError, IndexError (OUT_OF_RANGE), ...
         raise ExecutionError(f"{where}: not a valid .vmfb ({e})") from None
+
+
+VMFB_ALIGNMENT = 64  # what IREE needs of a buffer it runs a module from without copying
+
+
+def read_vmfb(path: str) -> Array:
+    """A .vmfb file's bytes in a VMFB_ALIGNMENT-aligned uint8 array, which IREE uses in place
+    (bytes would be copied once more: a large model's load time)."""
+    size = os.path.getsize(path)
+    raw = np.empty(size + VMFB_ALIGNMENT, np.uint8)
+    start = -raw.ctypes.data % VMFB_ALIGNMENT
+    buf = raw[start:start + size]
+    with open(path, "rb") as f:
+        if f.readinto(memoryview(buf)) != size:
+            raise OSError(f"{path} changed while being read")
+    return buf
 
 
 def _check_target(signature: Mapping[str, Any], device: str | None, driver: str, where: str) -> None:
@@ -133,7 +151,7 @@ def _device_for(signature: Mapping[str, Any], where: str) -> str | None:
     return device
 
 
-def read_signature(vmfb: bytes, where: str = "<.vmfb bytes>") -> dict[str, Any]:
+def read_signature(vmfb: bytes | Array, where: str = "<.vmfb bytes>") -> dict[str, Any]:
     """The signature of a .vmfb (names, shapes, dtypes, target) without opening a device."""
     try:
         integrity.verify(vmfb)
@@ -142,7 +160,7 @@ def read_signature(vmfb: bytes, where: str = "<.vmfb bytes>") -> dict[str, Any]:
     return _probe_signature(vmfb, where)
 
 
-def _probe_signature(vmfb: bytes, where: str) -> dict[str, Any]:
+def _probe_signature(vmfb: bytes | Array, where: str) -> dict[str, Any]:
     import iree.runtime as rt
 
     global _PROBE
@@ -170,13 +188,14 @@ def _read_signature(vm_module: rt.VmModule, where: str) -> dict[str, Any]:
 class Model:
     """A loaded model. `inputs`/`outputs` are [(name, shape, dtype)]; `run` maps names to arrays."""
 
-    def __init__(self, vmfb: bytes, device: str | None = None, where: str = "<memory>", threads: int | None = None,
+    def __init__(self, vmfb: bytes | Array, device: str | None = None, where: str = "<memory>", threads: int | None = None,
                  target: str | None = None) -> None:
         import iree.runtime as rt
 
         if device not in DEVICES:
             raise ExecutionError(f"unknown device {device!r}; choose one of {sorted(k for k in DEVICES if k)}")
         self.where = where
+        self._vmfb = vmfb  # IREE may run the module from this buffer in place (read_vmfb)
         try:  # before IREE sees the bytes: its reader trusts them and can crash on damaged ones
             integrity.verify(vmfb)
         except integrity.IntegrityError as e:
@@ -477,10 +496,9 @@ def load(artifact_or_path: Artifact | str | os.PathLike[str] | bytes | bytearray
         return load_model(path, device, threads, target=target, format=format, shapes=shapes, cache=cache,
                           progress=progress)
     try:
-        with open(path, "rb") as f:
-            data = f.read()
+        data = read_vmfb(path)
     except OSError as e:
-        raise EstuaryError(f"{path}: cannot read ({e.strerror})") from None
+        raise EstuaryError(f"{path}: cannot read ({e.strerror or e})") from None
     return Model(data, device, path, threads)
 
 
