@@ -53,13 +53,13 @@ def detect_format(source: object) -> str:
     try:
         with open(path, "rb") as f:
             head = f.read(4096)
-            kind = _sniff(f, head, path)
+            sniffed = _sniff(f, head, path)
     except OSError as e:
         if not os.path.exists(path):
             raise ModelImportError(f"{path}: no such file or directory") from None
         raise ModelImportError(f"{path}: cannot read ({e.strerror or e})") from None
-    if kind is not None:
-        return kind
+    if sniffed is not None:
+        return sniffed
     raise ModelImportError(f"{path}: cannot tell the model format from its content or name; pass --format "
                            f"(one of {', '.join(FORMATS)})")
 
@@ -181,7 +181,7 @@ def import_model(source: Any, format: str | None = None,
     format = format or detect_format(source)
     checked = _checked_shapes(source, shapes)
     if _is_coremltools_model(source) and not _ml_program(source):
-        source = source.get_spec()  # type: ignore[attr-defined]
+        source = source.get_spec()
     nn = _import(source, format, checked)
     if checked:
         _check_shape_names(source, nn, checked)

@@ -126,3 +126,16 @@ def test_load_without_cache(tmp_path, cache_dir):
     model = estuary.load(tmp_path / "m.json", cache=False)
     assert model.from_cache is False and model.artifact_path is None
     assert not cache_dir.exists()
+
+
+def test_remembered_digests_still_see_edits(tmp_path):
+    """The stat memo skips rehashing unchanged files, yet an edit of the same size is seen."""
+    model_path = write_model(tmp_path / "m.json")
+    x = np.ones((2, 3), np.float32)
+    assert estuary.load(model_path).from_cache is False
+    assert estuary.load(model_path).from_cache is True
+    write_model(model_path, scale=5.0)  # same sizes, other weights
+    again = estuary.load(model_path)
+    assert again.from_cache is False
+    np.testing.assert_allclose(again.run({"x": x})["y"], x * 5 + x)
+    assert len(cache.entries()) == 2

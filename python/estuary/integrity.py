@@ -15,6 +15,9 @@ import hashlib
 import math
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 from estuary import dtypes
 
 MARKER = b"estuary-sha256:"
@@ -35,10 +38,10 @@ def seal(vmfb: bytes) -> bytes:
     return vmfb + MARKER + hashlib.sha256(vmfb).hexdigest().encode()
 
 
-def verify(data: bytes) -> bytes:
+def verify(data: bytes | npt.NDArray[Any]) -> bytes | npt.NDArray[Any]:
     """The payload IREE may parse (all of `data`); IntegrityError if the record is missing or the
     checksum does not match."""
-    view = memoryview(data).cast("B")  # bytes or an aligned numpy buffer (runtime.read_vmfb), never copied
+    view = (data.data if isinstance(data, np.ndarray) else memoryview(data)).cast("B")  # no copy of the artefact
     record = bytes(view[-RECORD_SIZE:])
     if len(view) <= RECORD_SIZE or not record.startswith(MARKER):
         raise IntegrityError("corrupted artefact or not built by Estuary (no integrity record: the file is "

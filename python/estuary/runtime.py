@@ -124,7 +124,7 @@ def read_vmfb(path: str) -> Array:
     start = -raw.ctypes.data % VMFB_ALIGNMENT
     buf = raw[start:start + size]
     with open(path, "rb") as f:
-        if f.readinto(memoryview(buf)) != size:
+        if f.readinto(buf.data) != size:
             raise OSError(f"{path} changed while being read")
     return buf
 
