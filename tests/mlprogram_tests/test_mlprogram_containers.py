@@ -1,0 +1,168 @@
+"""ML Program containers and bad input: .mlpackage folders, .mlmodel files of type mlProgram,
+MLModel objects and specs; corrupt packages (Manifest, weights, offsets, opsets, unknown ops) are
+one clear error naming the package, function and op."""
+import json
+import os
+import shutil
+
+import numpy as np
+import pytest
+
+import estuary
+from estuary.errors import EstuaryError, ModelImportError, UnsupportedOpError
+from estuary.importers import detect_format, import_model
+from util import ct
+
+W = np.arange(6, dtype=np.float32).reshape(1, 6) / 10  # small enough to stay inline in the spec
+BIG = (np.arange(40 * 6, dtype=np.float32).reshape(40, 6) % 7 - 3) / 4  # large enough for weight.bin
+
+
+@pytest.fixture(scope="module")
+def package(tmp_path_factory):
+    from coremltools.converters.mil import Builder as mb
+
+    c = ct()
+
+    @mb.program(input_specs=[mb.TensorSpec(shape=(2, 6))], opset_version=c.target.iOS17)
+    def prog(x):
+        return mb.relu(x=mb.linear(x=x, weight=BIG), name="y")
+
+    model = c.convert(prog, convert_to="mlprogram", minimum_deployment_target=c.target.iOS17,
+                      compute_precision=c.precision.FLOAT32)
+    path = str(tmp_path_factory.mktemp("pkg") / "model.mlpackage")
+    model.save(path)
+    return path, model
+
+
+def expected(x):
+    return np.maximum(x.astype(np.float64) @ BIG.T.astype(np.float64), 0)
+
+
+X = np.linspace(-1, 1, 12, dtype=np.float32).reshape(2, 6)
+
+
+def copy(package, tmp_path):
+    dst = str(tmp_path / "copy.mlpackage")
+    shutil.copytree(package, dst)
+    return dst
+
+
+def spec_path(pkg):
+    return os.path.join(pkg, "Data", "com.apple.CoreML", "model.mlmodel")
+
+
+def test_forms_of_the_model(package, tmp_path):
+    path, model = package
+    assert detect_format(path) in ("coreml", "mlprogram")
+    for source in (path, model):
+        got = estuary.load(estuary.compile(source)).run({"x": X})["y"]
+        np.testing.assert_allclose(got, expected(X), rtol=1e-6, atol=1e-6)
+    # an .mlmodel file of type mlProgram with its weights folder beside it
+    folder = tmp_path / "loose"
+    shutil.copytree(os.path.dirname(spec_path(path)), folder)
+    got = estuary.load(estuary.compile(str(folder / "model.mlmodel"))).run({"x": X})["y"]
+    np.testing.assert_allclose(got, expected(X), rtol=1e-6, atol=1e-6)
+    # a bare spec has no weight file: a clear error
+    with pytest.raises(ModelImportError, match="without its files"):
+        import_model(model.get_spec())
+
+
+def test_small_weights_inline_spec():
+    from coremltools.converters.mil import Builder as mb
+
+    c = ct()
+
+    @mb.program(input_specs=[mb.TensorSpec(shape=(2, 6))], opset_version=c.target.iOS17)
+    def prog(x):
+        return mb.linear(x=x, weight=W, name="y")
+
+    model = c.convert(prog, convert_to="mlprogram", minimum_deployment_target=c.target.iOS17,
+                      compute_precision=c.precision.FLOAT32)
+    got = estuary.load(estuary.compile(model.get_spec())).run({"x": X})["y"]
+    np.testing.assert_allclose(got, X.astype(np.float64) @ W.T.astype(np.float64), rtol=1e-6, atol=1e-6)
+
+
+def corrupt(pkg, what):
+    manifest = os.path.join(pkg, "Manifest.json")
+    weights = os.path.join(pkg, "Data", "com.apple.CoreML", "weights", "weight.bin")
+    if what == "manifest-root":
+        doc = json.load(open(manifest))
+        doc["rootModelIdentifier"] = "nope"
+        json.dump(doc, open(manifest, "w"))
+    elif what == "manifest-escape":
+        doc = json.load(open(manifest))
+        doc["itemInfoEntries"][doc["rootModelIdentifier"]]["path"] = "../../../etc/passwd"
+        json.dump(doc, open(manifest, "w"))
+    elif what == "manifest-json":
+        open(manifest, "w").write("{not json")
+    elif what == "truncated-weights":
+        data = open(weights, "rb").read()
+        open(weights, "wb").write(data[: len(data) - 100])
+    elif what == "missing-weights":
+        os.remove(weights)
+    elif what == "missing-spec":
+        os.remove(spec_path(pkg))
+    elif what == "truncated-spec":
+        data = open(spec_path(pkg), "rb").read()
+        open(spec_path(pkg), "wb").write(data[: len(data) // 2])
+    else:
+        m = ct().proto.Model_pb2.Model()
+        m.ParseFromString(open(spec_path(pkg), "rb").read())
+        f = m.mlProgram.functions["main"]
+        block = f.block_specializations[f.opset]
+        if what == "blob-offset":
+            for op in block.operations:
+                if op.type == "const" and op.attributes["val"].WhichOneof("value") == "blobFileValue":
+                    op.attributes["val"].blobFileValue.offset = 1 << 20
+        elif what == "wrong-opset":
+            f.block_specializations["CoreML99"].CopyFrom(block)
+            f.opset = "CoreML99"
+        elif what == "unknown-op":
+            for op in block.operations:
+                if op.type == "relu":
+                    op.type = "frobnicate"
+        open(spec_path(pkg), "wb").write(m.SerializeToString())
+
+
+BAD = {
+    "manifest-root": "rootModelIdentifier", "manifest-escape": "leaves the package", "manifest-json": "malformed",
+    "truncated-weights": "runs past the end|outside", "missing-weights": "missing", "missing-spec": "missing",
+    "truncated-spec": "corrupt or truncated", "blob-offset": "outside", "wrong-opset": "CoreML99",
+    "unknown-op": r"unsupported MIL op frobnicate \(iOS17, op 'y'\)",
+}
+
+
+@pytest.mark.parametrize("what", list(BAD))
+def test_corrupt_packages(package, tmp_path, what):
+    pkg = copy(package[0], tmp_path)
+    corrupt(pkg, what)
+    with pytest.raises(EstuaryError, match=BAD[what]) as info:
+        import_model(pkg)
+    assert "copy.mlpackage" in str(info.value)
+    if what == "unknown-op":
+        assert isinstance(info.value, UnsupportedOpError) and "function 'main'" in str(info.value)
+
+
+def test_flexible_shapes(tmp_path):
+    from coremltools.converters.mil import Builder as mb
+
+    c = ct()
+
+    from coremltools.converters.mil.mil import get_new_symbol
+
+    @mb.program(input_specs=[mb.TensorSpec(shape=(get_new_symbol(), 6))], opset_version=c.target.iOS17)
+    def prog(x):
+        return mb.reduce_sum(x=mb.mul(x=x, y=2.0), axes=[-1], name="y")
+
+    model = c.convert(prog, convert_to="mlprogram", minimum_deployment_target=c.target.iOS17,
+                      compute_precision=c.precision.FLOAT32,
+                      inputs=[c.TensorType(name="x", shape=(c.RangeDim(1, 8, default=2), 6))])
+    path = str(tmp_path / "flex.mlpackage")
+    model.save(path)
+    x = np.ones((5, 6), np.float32)
+    got = estuary.load(estuary.compile(path, shapes={"x": [5, 6]})).run({"x": x})["y"]
+    np.testing.assert_allclose(got, np.full(5, 12.0))
+    got = estuary.load(estuary.compile(path)).run({"x": x[:2]})["y"]  # the default shape
+    np.testing.assert_allclose(got, np.full(2, 12.0))
+    with pytest.raises(EstuaryError, match="outside"):
+        import_model(path, shapes={"x": [9, 6]})
