@@ -3,7 +3,7 @@
 // the spec validates is validated here, synchronously, with the spec's exception types; the
 // Estuary worker (lib/bridge.js) sees only well-formed requests: build() sends the graph in
 // Estuary's WebNN JSON form with constants as binary buffers, and tensors live in the worker.
-const { OPS, CONVERT, DATA_TYPES, Failure, fail, enumValue, size } = require('./ops');
+const { OPS, CONVERT, DATA_TYPES, MAX_RANK, rankRange, Failure, fail, enumValue, size } = require('./ops');
 const { getBridge } = require('./bridge');
 
 const BYTES = { float32: 4, float16: 2, int32: 4, uint32: 4, int64: 8, uint64: 8, int8: 1, uint8: 1, int4: 0.5, uint4: 0.5 };
@@ -48,6 +48,7 @@ function operandDescriptor(v, where) {
   const dataType = enumValue(DATA_TYPES, d.dataType, `${where}: dataType`);
   const shape = CONVERT.uints(d.shape, `${where}: shape`);
   if (shape.includes(0)) throw new TypeError(`${where}: shape [${shape}] has a zero dimension`);
+  if (shape.length > MAX_RANK) throw new TypeError(`${where}: shape [${shape}] has rank ${shape.length}, more than ${MAX_RANK}`);
   const result = { dataType, shape };
   if (!Number.isSafeInteger(size(shape)) || byteLength(result) > MAX_TENSOR_BYTES) {
     throw new TypeError(`${where}: shape [${shape}] is larger than the ${MAX_TENSOR_BYTES} bytes a tensor may hold`);
@@ -81,6 +82,17 @@ class ML {
   }
 }
 
+/** Estuary's MLOpSupportLimits with each operand's rankRange added (MLTensorLimits). */
+function withRanks(limits) {
+  const out = structuredClone(limits);
+  for (const k of ['input', 'constant', 'output']) out[k] = { ...out[k], rankRange: { min: 0, max: MAX_RANK } };
+  for (const [op, entry] of Object.entries(out)) {
+    if (!OPS[op] || typeof entry !== 'object') continue;
+    for (const [operand, lim] of Object.entries(entry)) lim.rankRange = rankRange(op, operand);
+  }
+  return out;
+}
+
 // ------------------------------------------------------------------ MLContext
 
 let nextId = 1;
@@ -88,7 +100,7 @@ let nextId = 1;
 class MLContext {
   constructor(key, init) {
     if (key !== internal) throw new TypeError('Illegal constructor');
-    const limits = { preferredInputLayout: 'nchw', maxTensorByteLength: MAX_TENSOR_BYTES, ...init.hello.limits };
+    const limits = withRanks({ preferredInputLayout: 'nchw', maxTensorByteLength: MAX_TENSOR_BYTES, ...init.hello.limits });
     let resolveLost;
     const lost = new Promise((r) => { resolveLost = r; });
     this[internal] = { ...init, limits, lost, resolveLost, destroyed: false, tensors: new Set(), graphs: new Set() };
@@ -191,6 +203,47 @@ class MLContext {
     if (outputData === undefined) return bytes.buffer;
     viewOf(outputData).set(bytes);
     return undefined;
+  }
+
+  /** The earlier spec's compute(graph, inputs, outputs): array buffer views in and out, kept for
+   * programs written against it; runs through temporary tensors and dispatch. Resolves with
+   * {inputs, outputs} (the views given, outputs filled). */
+  async compute(graph, inputs, outputs) {
+    this._live('compute()');
+    if (!(graph instanceof MLGraph) || graph[internal].context !== this) {
+      throw new TypeError('compute(): expected an MLGraph of this MLContext');
+    }
+    const g = graph[internal];
+    const views = (record, want, what) => {
+      const r = dictionary(record, `compute(): ${what}`);
+      const names = Object.keys(r);
+      if (names.length !== Object.keys(want).length || names.some((n) => !(n in want))) {
+        throw new TypeError(`compute(): ${what} must be exactly ${JSON.stringify(Object.keys(want))}`);
+      }
+      for (const n of names) {
+        if (!ArrayBuffer.isView(r[n]) || r[n].byteLength !== byteLength(want[n])) {
+          throw new TypeError(`compute(): ${what} '${n}' must be an ArrayBufferView of ${byteLength(want[n])} bytes`);
+        }
+      }
+      return r;
+    };
+    const ins = views(inputs, g.inputs, 'inputs');
+    const outs = views(outputs, g.outputs, 'outputs');
+    const tensors = [];
+    try {
+      const inT = {};
+      for (const [n, v] of Object.entries(ins)) {
+        tensors.push(inT[n] = await this.createTensor({ ...g.inputs[n], writable: true }));
+        this.writeTensor(inT[n], v);
+      }
+      const outT = {};
+      for (const n of Object.keys(outs)) tensors.push(outT[n] = await this.createTensor({ ...g.outputs[n], readable: true }));
+      this.dispatch(graph, inT, outT);
+      for (const [n, v] of Object.entries(outs)) await this.readTensor(outT[n], v);
+    } finally {
+      for (const t of tensors) t.destroy();
+    }
+    return { inputs: ins, outputs: outs };
   }
 
   dispatch(graph, inputs, outputs) {
@@ -389,6 +442,12 @@ class MLGraphBuilder {
       }
     }
     converted.options = options;
+    for (const [p, o] of operandsUsed) {
+      const { min, max } = rankRange(spec.name, p);
+      if (o.shape.length < min || o.shape.length > max) {
+        fail(where, `${p} has rank ${o.shape.length}; ${spec.name} takes rank ${min === max ? min : `${min} to ${max}`}`);
+      }
+    }
     const limits = this[internal].context[internal].limits[spec.name];
     if (limits) {
       for (const [p, o] of operandsUsed) {
@@ -405,6 +464,7 @@ class MLGraphBuilder {
     const descs = multi ? result : [result];
     for (const d of descs) {
       if (byteLength(d) > MAX_TENSOR_BYTES) fail(where, `the output [${d.shape}] is too large`);
+      if (d.shape.length > MAX_RANK) fail(where, `the output [${d.shape}] has rank ${d.shape.length}, more than ${MAX_RANK}`);
       supported(this[internal].context, 'output', d.dataType, where);
     }
     if (Object.keys(options).length || optionsArg !== undefined) recorded.push(['options', options]);

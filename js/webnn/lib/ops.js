@@ -654,4 +654,40 @@ op('lstmCell', [['input', 'operand'], ['weight', 'operand'], ['recurrentWeight',
   return [desc(a.input.dataType, [batch, h]), desc(a.input.dataType, [batch, h])];
 });
 
-module.exports = { OPS, CONVERT, DATA_TYPES, Failure, fail, enumValue, toSequence, size };
+// ------------------------------------------------------------------ rank ranges
+
+const MAX_RANK = 8; // every rank up to this compiles (tested with 0 and 8)
+
+// Operands whose rank the spec restricts ("rankRange" in opSupportLimits): op -> {operand: [min, max]}
+const RANKS = (() => {
+  const r = {};
+  const conv = { input: [4, 4], filter: [4, 4], bias: [1, 1], output: [4, 4] };
+  Object.assign(r, { conv2d: conv, convTranspose2d: conv, resample2d: { input: [4, 4], output: [4, 4] },
+    instanceNormalization: { input: [4, 4], scale: [1, 1], bias: [1, 1], output: [4, 4] },
+    batchNormalization: { input: [1, MAX_RANK], mean: [1, 1], variance: [1, 1], scale: [1, 1], bias: [1, 1] },
+    gemm: { a: [2, 2], b: [2, 2], c: [0, 2], output: [2, 2] },
+    matmul: { a: [2, MAX_RANK], b: [2, MAX_RANK], output: [2, MAX_RANK] },
+    triangular: { input: [2, MAX_RANK], output: [2, MAX_RANK] },
+    gru: { input: [3, 3], weight: [3, 3], recurrentWeight: [3, 3], bias: [2, 2], recurrentBias: [2, 2],
+      initialHiddenState: [3, 3], outputs: [3, 4] },
+    gruCell: { input: [2, 2], weight: [2, 2], recurrentWeight: [2, 2], hiddenState: [2, 2], bias: [1, 1],
+      recurrentBias: [1, 1], output: [2, 2] },
+    lstm: { input: [3, 3], weight: [3, 3], recurrentWeight: [3, 3], bias: [2, 2], recurrentBias: [2, 2],
+      peepholeWeight: [2, 2], initialHiddenState: [3, 3], initialCellState: [3, 3], outputs: [3, 4] },
+    lstmCell: { input: [2, 2], weight: [2, 2], recurrentWeight: [2, 2], hiddenState: [2, 2], cellState: [2, 2],
+      bias: [1, 1], recurrentBias: [1, 1], peepholeWeight: [1, 1], outputs: [2, 2] } });
+  for (const n of ['averagePool2d', 'l2Pool2d', 'maxPool2d']) r[n] = { input: [4, 4], output: [4, 4] };
+  for (const n of ['softmax', 'argMin', 'argMax', 'split', 'cumulativeSum']) r[n] = { input: [1, MAX_RANK] };
+  r.concat = { inputs: [1, MAX_RANK], output: [1, MAX_RANK] };
+  for (const n of ['gather', 'gatherElements', 'scatterElements']) r[n] = { input: [1, MAX_RANK], indices: [0, MAX_RANK] };
+  for (const n of ['gatherND', 'scatterND']) r[n] = { input: [1, MAX_RANK], indices: [1, MAX_RANK] };
+  return r;
+})();
+
+/** {min, max} of an operand's rank for `op` (the spec's table; MAX_RANK where it sets none). */
+function rankRange(op, operand) {
+  const [min, max] = RANKS[op]?.[operand] ?? [0, MAX_RANK];
+  return { min, max };
+}
+
+module.exports = { OPS, CONVERT, DATA_TYPES, MAX_RANK, rankRange, Failure, fail, enumValue, toSequence, size };

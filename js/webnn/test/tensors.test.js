@@ -117,3 +117,14 @@ test('layout, padding and stride options reach Estuary (NHWC conv2d + maxPool2d 
   context.dispatch(graph, { x: xt }, { y: yt });
   assertClose(new Float32Array(await context.readTensor(yt)), expected.out, { rtol: 1e-5, atol: 1e-6 });
 });
+
+test("the earlier spec's compute() still runs, through temporary tensors", async () => {
+  const b = new MLGraphBuilder(context);
+  const y = b.mul(b.input('x', f32([3])), b.constant(f32([3]), new Float32Array([2, 3, 4])));
+  const graph = await b.build({ y });
+  const out = new Float32Array(3);
+  const result = await context.compute(graph, { x: new Float32Array([1, -1, 0.5]) }, { y: out });
+  assert.equal(result.outputs.y, out);
+  assert.deepEqual([...out], [2, -3, 2]);
+  await assert.rejects(context.compute(graph, { x: new Float32Array(2) }, { y: out }), TypeError);
+});

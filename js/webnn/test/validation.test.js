@@ -29,7 +29,12 @@ test('createContext() checks its options', async () => {
   await assert.rejects(navigator.ml.createContext(42), TypeError);
   const c = await navigator.ml.createContext({ powerPreference: 'low-power', deviceType: 'gpu' }); // unknown member: ignored
   assert.equal(c.accelerated, false);
-  assert.ok(c.opSupportLimits().conv2d.input.dataTypes.includes('float32'));
+  const limits = c.opSupportLimits();
+  assert.ok(limits.conv2d.input.dataTypes.includes('float32'));
+  assert.deepEqual(limits.conv2d.input.rankRange, { min: 4, max: 4 });
+  assert.deepEqual(limits.input.rankRange, { min: 0, max: 8 });
+  limits.conv2d = null; // a copy: the context's limits stay
+  assert.ok(c.opSupportLimits().conv2d);
   c.destroy();
   assert.equal((await c.lost).message, 'destroy() was called');
   assert.throws(() => new MLGraphBuilder(c), isDOM('InvalidStateError'));
@@ -94,6 +99,9 @@ test('operations check operands, shapes, data types and options as the spec says
   assert.throws(() => b.conv2d(x, filter, { filterLayout: 'iohw' }), TypeError);
   assert.throws(() => b.conv2d(x, filter, { bias: other }), TypeError);
   assert.throws(() => b.relu(x, 'options'), TypeError); // options must be a dictionary
+  assert.throws(() => b.softmax(b.constant('float32', 1), 0), /rank 0; softmax takes rank 1 to 8/);
+  assert.throws(() => b.input('r9', f32([1, 1, 1, 1, 1, 1, 1, 1, 1])), TypeError); // rank 9 > the limits' max
+  assert.throws(() => b.reshape(x, [1, 1, 1, 1, 1, 1, 1, 1, 192]), TypeError);
   assert.throws(() => b.gemm(b.input('a', f32([2, 3])), b.input('bb', f32([2, 3]))), TypeError);
   assert.throws(() => b.matmul(b.input('m', f32([2, 2, 3])), b.input('n', f32([3, 2, 3]))), TypeError);
   assert.throws(() => b.conv2d(x, filter, { label: 'stem', groups: 2 }), /conv2d\(\) 'stem'/); // errors quote labels
