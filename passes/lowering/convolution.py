@@ -6,7 +6,7 @@ zero-stuffed, re-padded input with the spatially flipped, channel-swapped filter
 """
 import numpy as np
 from iree.compiler import ir
-from iree.compiler.dialects import tosa
+from iree.compiler.dialects import arith, linalg, tensor, tosa
 
 from estuary.dialects.ops.convolution import TO_IOHW, TO_OIHW
 from estuary.passes.lowering import common as C
@@ -225,11 +225,53 @@ def lower_conv_transpose2d(n):
     end_h = oh - 1 + (kh - 1) * dh + 1 - hs - begin_h
     end_w = ow - 1 + (kw - 1) * dw + 1 - ws - begin_w
     stuffed = _pad_and_crop(stuffed, [begin_h, end_h, begin_w, end_w], dtype)
+    if _accumulate_f64(n, stuffed, w_conv, groups):
+        y = _conv_f64(stuffed, w_conv, bias, groups, [dh, dw])
+        n.run.results["keep_f64"] = True  # IREE would demote the float64 accumulator to float32
+        return _from_nhwc(_narrow(y, n.out.dtype), a["input_layout"])
     transposed = _transposed_later(n.op.operation)
     y = grouped_conv_nhwc(stuffed, w_conv, bias, groups, [0, 0, 0, 0], [1, 1], [dh, dw], dtype,
                           fast3x3=_fast3x3(n, transposed), transposed=transposed,
                           padded=_padded_later(n.op.operation), lanes=n.options.cpu_lanes)
     return _from_nhwc(_narrow(y, n.out.dtype), a["input_layout"])
+
+
+# Transposed convolutions up to this many multiply-adds (zero-stuffed) accumulate in float64 on the CPU
+F64_CONV_TRANSPOSE_MACS = 1 << 16  # IREE runs the mixed-type conv unvectorized: keep it small
+
+
+def _accumulate_f64(n, x, w_oihw, groups):
+    """Whether a float transposed convolution accumulates in float64: on the CPU (Vulkan devices need
+    not have float64) and when small. Its zero-stuffed sums cancel often (overlapping taps of
+    mixed sign), where float32 accumulation in any order can miss by far more than the WebNN
+    conformance budget (2 ULP per term)."""
+    if n.options.gpu or n.out.dtype not in ("float32", "float16"):
+        return False
+    nb, h, wd, _ = C.shape_of(x)
+    o, i, kh, kw = C.shape_of(w_oihw)
+    return nb * h * wd * o * i * kh * kw <= F64_CONV_TRANSPOSE_MACS
+
+
+def _conv_f64(x, w_oihw, bias, groups, dilations):
+    """Stride-1 unpadded NHWC convolution of float32 operands accumulated in float64 (products of
+    two float32 are exact in float64), plus bias, rounded once to float32."""
+    f32, f64 = _f32(), ir.F64Type.get()
+    nb, h, wd, c = C.shape_of(x)
+    o, i, kh, kw = C.shape_of(w_oihw)
+    oh, ow = h - (kh - 1) * dilations[0], wd - (kw - 1) * dilations[1]
+    og = o // groups
+    outs = []
+    for g in range(groups):
+        xg = x if groups == 1 else C.slice_(x, [0, 0, 0, g * i], [nb, h, wd, i])
+        wg = w_oihw if groups == 1 else C.slice_(w_oihw, [g * og, 0, 0, 0], [og, i, kh, kw])
+        init = linalg.fill(arith.constant(f64, 0.0), outs=[tensor.empty([nb, oh, ow, og], f64)])
+        outs.append(linalg.conv_2d_nhwc_fhwc(xg, C.transpose(wg, [0, 2, 3, 1]), outs=[init],
+                                             strides=[1, 1], dilations=list(dilations)))
+    y = C.concat(outs, 3)
+    if bias is None:
+        return C.elementwise([nb, oh, ow, o], f32, [y], lambda v: arith.truncf(f32, v))
+    b = C.reshape(bias, [1, 1, 1, o])
+    return C.elementwise([nb, oh, ow, o], f32, [y, b], lambda v, bv: arith.truncf(f32, arith.addf(v, arith.extf(f64, bv))))
 
 
 def _pad_and_crop(x, pads, dtype):

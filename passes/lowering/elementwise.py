@@ -95,6 +95,8 @@ def lower_pow(n):
     a, b = _broadcast_operands(n)
     element = C.storage(n.out).element_type
     if _is_float(n.out):
+        if not n.options.gpu:
+            n.run.results["keep_f64"] = True  # integer exponents square in float64 (IREE demotes it otherwise)
         return C.elementwise(n.out.shape, element, [a, b], lambda x, e: _float_power(x, e, n.options.gpu))
     return C.elementwise(n.out.shape, element, [a, b], _integer_power(not _unsigned(n.out)))
 
