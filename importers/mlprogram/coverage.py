@@ -1,0 +1,40 @@
+"""The MIL ops of coremltools' opset registry per iOS version, and why Estuary does not import
+the ones it lacks (scripts/coverage.py renders this into docs/coverage.md)."""
+from __future__ import annotations
+
+IOS = (15, 16, 17, 18)
+
+# MIL op -> reason it is not imported (shown in the coverage table and kept in step with it)
+REASONS = {
+    "affine": "not yet (grid sampling at run-time coordinates)",
+    "resample": "not yet (grid sampling at run-time coordinates)",
+    "crop_resize": "not yet (run-time boxes)",
+    "non_zero": "data-dependent output shape",
+    "non_maximum_suppression": "not yet (MIL's four-output form)",
+    "read_state": "not yet (stateful models)",
+    "classify": "not yet (classifier outputs of ML Programs)",
+    "make_list": "not yet (list ops)",
+    "list_read": "not yet (list ops)",
+    "list_write": "not yet (list ops)",
+    "list_gather": "not yet (list ops)",
+    "list_scatter": "not yet (list ops)",
+    "list_length": "not yet (list ops)",
+    "random_categorical": "not yet",
+}
+
+
+def registry() -> dict[str, set[int]] | None:
+    """Public MIL op -> the iOS versions whose opset defines it, from coremltools' SSAOpRegistry
+    (None when coremltools' converters cannot be imported)."""
+    try:
+        from coremltools.converters.mil.mil.ops.registry import SSAOpRegistry
+    except Exception:  # coremltools missing or broken: the caller keeps the frozen table
+        return None
+    out: dict[str, set[int]] = {}
+    for name, versions in SSAOpRegistry.core_ops.items():
+        if name.startswith("_"):
+            continue
+        have = {int(str(v.name).replace("iOS", "")) for v, cls in versions.items()
+                if cls is not None and hasattr(v, "name") and str(v.name).startswith("iOS")}
+        out[name] = {i for i in IOS if i in have}
+    return out
