@@ -142,8 +142,24 @@ def lower_quantized_conv2d(n):
                                                 **attrs))
         acc = C.concat(images, 0)
     else:
+        if kh == kw == 1 and nb * oh * ow == 1:  # one pixel: IREE makes it an int8 matrix-vector product
+            x8, w8 = _pad_depth(x8, 3, a["input_zero_point"] - 128), _pad_depth(w8, 3, a["filter_zero_point"] - 128)
         acc = tosa.conv2d(C.tensor_type([nb, oh, ow, o], _i(32)), x8, w8, bias, izp, wzp, **attrs)
     return requantize(drop_end_rows(acc, extra_h, extra_w), False, 0, *_out_args(a))
+
+
+def _pad_depth(v8, axis, zero_point, multiple=8):
+    """`v8` padded along the reduced `axis` to a multiple of `multiple` with its zero point, which
+    adds nothing to the product. IREE's llvm-cpu data tiling fails on an int8 matrix-vector
+    product whose depth is not such a multiple ("'memref.store' op write affecting operations on
+    global resources are restricted to workgroup distributed contexts"), e.g. a single-pixel
+    1x1 convolution or a batch-1 fully connected layer over 3 or 7 values."""
+    depth = C.shape_of(v8)[axis]
+    if depth % multiple == 0:
+        return v8
+    pads = [(0, 0)] * len(C.shape_of(v8))
+    pads[axis] = (0, -depth % multiple)
+    return C.pad_constant(v8, pads, zero_point, "int8")
 
 
 @lower("quantized_matmul")
@@ -153,8 +169,12 @@ def lower_quantized_matmul(n):
     bias = n.inputs[2] if len(n.inputs) > 2 and n.inputs[2] is not None else None
     m, k = C.shape_of(x)
     units = C.shape_of(w)[0]
-    a8 = C.reshape(to_int8(x), [1, m, k])
-    b8 = C.reshape(C.transpose(to_int8(w), [1, 0]), [1, k, units])
+    x8, w8 = to_int8(x), to_int8(w)
+    if m == 1:  # a matrix-vector product (see _pad_depth)
+        x8, w8 = _pad_depth(x8, 1, a["a_zero_point"] - 128), _pad_depth(w8, 1, a["b_zero_point"] - 128)
+        k = C.shape_of(x8)[1]
+    a8 = C.reshape(x8, [1, m, k])
+    b8 = C.reshape(C.transpose(w8, [1, 0]), [1, k, units])
     acc = tosa.matmul(C.tensor_type([1, m, units], _i(32)), a8, b8, C.zero_point("int8", a["a_zero_point"] - 128),
                       C.zero_point("int8", a["b_zero_point"] - 128))
     acc = C.reshape(acc, [m, units])

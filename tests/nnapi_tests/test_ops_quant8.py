@@ -215,3 +215,27 @@ def test_quant8_rules_are_checked():
         b.add(Op.TANH, [b.inputs[0]], (4,), p)
 
     _fails(tanh, "TANH.*TENSOR_QUANT8_ASYMM is not supported by TANH")
+
+
+@pytest.mark.parametrize("channels", [3, 7, 16])
+def test_single_pixel_conv_and_batch_one_fully_connected(rng, channels):
+    """An int8 matrix-vector product with a depth that is not a multiple of 8 (a 1x1 CONV_2D with a
+    single-pixel output, a batch-1 FULLY_CONNECTED) failed inside IREE ('memref.store' op ...
+    restricted to workgroup distributed contexts); the depth is padded with the zero point."""
+    px, pw, pc, pf = (0.5, 127), (0.5, 120), (1.0, 127), (2.0, 100)
+    x = rng.integers(0, 256, (1, 1, 1, channels)).astype(np.uint8)
+    w = rng.integers(0, 256, (4, 1, 1, channels)).astype(np.uint8)
+    fw = rng.integers(0, 256, (5, channels)).astype(np.uint8)
+    bias = rng.integers(-20, 20, 4).astype(np.int32)
+    fbias = rng.integers(-20, 20, 5).astype(np.int32)
+    bs = px[0] * pw[0]
+    b = QBuilder()
+    b.inputs = [b.tensor(x.shape, px), b.tensor((1, channels), px)]
+    b.add(Op.CONV_2D, [b.inputs[0], b.tensor(w.shape, pw, w), b.tensor(bias.shape, (bs, 0), bias, code=T.TENSOR_INT32)]
+          + [b.scalar(v) for v in (0, 0, 0, 0, 1, 1, 0)], (1, 1, 1, 4), pc)
+    b.add(Op.FULLY_CONNECTED, [b.inputs[1], b.tensor(fw.shape, pw, fw),
+                               b.tensor(fbias.shape, (bs, 0), fbias, code=T.TENSOR_INT32), b.scalar(1)], (1, 5), pf)
+    conv, fc = b.run([x, x.reshape(1, channels)])
+    xr = deq(x, px)
+    close(conv, req(conv_ref(xr, deq(w, pw), [0, 0, 0, 0], [1, 1]) + bias * bs, pc), frac_exact=1.0)
+    close(fc, req(np.maximum(xr.reshape(1, channels) @ deq(fw, pw).T + fbias * bs, 0), pf), frac_exact=1.0)
