@@ -1,0 +1,137 @@
+"""Gathers, scatters, selection, sorting, generation, resizing and space/depth rearrangements of
+MIL programs against numpy formulas of coremltools' op definitions."""
+import numpy as np
+
+from util import close, run, save
+
+
+def test_gather_scatter_select(tmp_path):
+    from coremltools.converters.mil import Builder as mb
+
+    idx = np.array([2, 0, -1], np.int32)
+    idx_axis = np.array([[[0, 2, 1, 1], [2, 2, 0, 1], [1, 0, 0, 2]]] * 2, np.int32)  # [2, 3, 4] along axis 1
+    idx_nd = np.array([[0, 1], [1, 2], [0, 0]], np.int32)
+
+    @mb.program(input_specs=[mb.TensorSpec(shape=(2, 3, 4)), mb.TensorSpec(shape=(2, 3, 4))])
+    def prog(x, u):
+        return (
+            mb.gather(x=x, indices=idx, axis=2, name="gather"),
+            mb.gather_along_axis(x=x, indices=idx_axis, axis=1, name="gather_axis"),
+            mb.gather_nd(x=x, indices=idx_nd, name="gather_nd"),
+            mb.scatter(data=x, indices=np.array([1, 0], np.int32), updates=mb.slice_by_size(
+                x=u, begin=[0, 0, 0], size=[2, 2, 4]), axis=1, mode="add", name="scatter"),
+            mb.scatter_along_axis(data=x, indices=idx_axis, updates=u, axis=1, mode="update",
+                                  name="scatter_axis"),
+            mb.scatter_nd(data=x, indices=idx_nd, updates=np.full((3, 4), 2.0, np.float32), mode="mul",
+                          name="scatter_nd"),
+            mb.select(cond=mb.greater(x=x, y=u), a=x, b=u, name="select"),
+            mb.band_part(x=x, lower=1, upper=0, name="band"),
+            mb.cumsum(x=x, axis=2, exclusive=True, reverse=True, name="cumsum"),
+            mb.one_hot(indices=np.array([[1, 3], [0, 2]], np.int32), one_hot_vector_size=4, axis=1,
+                       on_value=2.0, off_value=-1.0, name="one_hot"),
+            mb.sliding_windows(x=x, axis=2, size=2, stride=2, name="windows"),
+            mb.reverse_sequence(x=x, lengths=np.array([2, 3], np.int32), seq_axis=2, batch_axis=0, name="revseq"),
+        ) + tuple(mb.topk(x=x, k=2, axis=-1, ascending=False, name="topk")) + (
+            mb.argsort(x=x, axis=1, ascending=True, name="argsort"),)
+
+    rng = np.random.default_rng(7)
+    x = rng.permutation(24).reshape(2, 3, 4).astype(np.float32)  # distinct values: sorting is unambiguous
+    u = rng.standard_normal((2, 3, 4)).astype(np.float32) * 10
+    got = run(save(prog, tmp_path), {"x": x, "u": u})
+    close(got["gather"], x[:, :, [2, 0, 3]], 0, 0)
+    close(got["gather_axis"], np.take_along_axis(x, idx_axis, 1), 0, 0)
+    close(got["gather_nd"], np.stack([x[0, 1], x[1, 2], x[0, 0]]), 0, 0)
+    want = x.copy()
+    want[:, 1] += u[:, 0]
+    want[:, 0] += u[:, 1]
+    close(got["scatter"], want, 1e-6, 1e-6)
+    want = x.copy()
+    for b in range(2):
+        for k in range(4):
+            for i in range(3):  # duplicates: the last update wins
+                want[b, idx_axis[b, i, k], k] = u[b, i, k]
+    close(got["scatter_axis"], want, 0, 0)
+    want = x.copy()
+    for a, b in idx_nd:
+        want[a, b] *= 2
+    close(got["scatter_nd"], want, 0, 0)
+    close(got["select"], np.where(x > u, x, u), 0, 0)
+    i, j = np.arange(3)[:, None], np.arange(4)[None, :]
+    close(got["band"], x * ((i - j <= 1) & (j - i <= 0)), 0, 0)
+    close(got["cumsum"], np.flip(np.cumsum(np.flip(x, 2), 2), 2) - x, 1e-6, 1e-6)
+    oh = np.full((2, 4, 2), -1.0)
+    for a in range(2):
+        for b, v in enumerate([[1, 3], [0, 2]][a]):
+            oh[a, v, b] = 2.0
+    close(got["one_hot"], oh, 0, 0)
+    close(got["windows"], np.stack([x[:, :, 0:2], x[:, :, 2:4]], 2), 0, 0)
+    rs = x.copy()
+    rs[0, :, :2] = x[0, :, 1::-1]
+    rs[1, :, :3] = x[1, :, 2::-1]
+    close(got["revseq"], rs, 0, 0)
+    order = np.argsort(-x, axis=-1)[..., :2]
+    topk = [k for k in got if k.startswith("topk")]
+    values = [k for k in topk if got[k].dtype == np.float32][0]
+    indices = [k for k in topk if got[k].dtype != np.float32][0]
+    close(got[values], np.take_along_axis(x, order, -1), 0, 0)
+    close(got[indices], order, 0, 0)
+    close(got["argsort"], np.argsort(x, axis=1), 0, 0)
+
+
+def bilinear_ref(x, points_h, points_w):
+    def axis(v, p, ax):
+        i0 = np.floor(p).astype(int)
+        i1 = np.minimum(i0 + 1, v.shape[ax] - 1)
+        f = p - i0
+        shape = [1] * v.ndim
+        shape[ax] = len(p)
+        return np.take(v, i0, ax) * (1 - f).reshape(shape) + np.take(v, i1, ax) * f.reshape(shape)
+    return axis(axis(x, points_h, 2), points_w, 3)
+
+
+def test_resize_and_rearrange(tmp_path):
+    from coremltools.converters.mil import Builder as mb
+
+    @mb.program(input_specs=[mb.TensorSpec(shape=(1, 4, 2, 3))])
+    def prog(x):
+        return (
+            mb.upsample_nearest_neighbor(x=x, scale_factor_height=2, scale_factor_width=3, name="up_nn"),
+            mb.resize_nearest_neighbor(x=x, target_size_height=5, target_size_width=2, name="resize_nn"),
+            mb.upsample_bilinear(x=x, scale_factor_height=2.5, scale_factor_width=2.0, align_corners=True,
+                                 name="up_bl_ac"),
+            mb.upsample_bilinear(x=x, scale_factor_height=3.0, scale_factor_width=2.0, align_corners=False,
+                                 name="up_bl"),
+            mb.resize_bilinear(x=x, target_size_height=5, target_size_width=6, sampling_mode="OFFSET_CORNERS",
+                               name="rb_offset"),
+            mb.resize_bilinear(x=x, target_size_height=5, target_size_width=6, sampling_mode="DEFAULT",
+                               name="rb_default"),
+            mb.crop(x=x, crop_height=[1, 0], crop_width=[0, 1], name="crop"),
+            mb.depth_to_space(x=x, block_size=2, name="d2s"),
+            mb.space_to_depth(x=mb.depth_to_space(x=x, block_size=2), block_size=2, name="s2d"),
+            mb.pixel_shuffle(x=x, upscale_factor=2, name="pshuffle"),
+            mb.add(x=mb.fill(shape=[1, 4, 2, 3], value=0.5), y=x, name="fill"),
+            mb.mul(x=mb.cast(x=mb.range_1d(start=1, end=4, step=1), dtype="fp32"), y=x, name="range"),
+        )
+
+    x = np.arange(24, dtype=np.float32).reshape(1, 4, 2, 3) * 0.5 - 3
+    got = run(save(prog, tmp_path), {"x": x})
+    xd = x.astype(np.float64)
+    close(got["up_nn"], np.repeat(np.repeat(x, 2, 2), 3, 3), 0, 0)
+    close(got["resize_nn"], x[:, :, [0, 0, 0, 1, 1]][:, :, :, [0, 1]], 0, 0)  # floor(i * in / out)
+    close(got["up_bl_ac"], bilinear_ref(xd, np.arange(5) * 1 / 4, np.arange(6) * 2 / 5), 1e-6, 1e-6)
+    ph = np.clip((np.arange(6) + 0.5) * 2 / 6 - 0.5, 0, 1)
+    pw = np.clip((np.arange(6) + 0.5) * 3 / 6 - 0.5, 0, 2)
+    close(got["up_bl"], bilinear_ref(xd, ph, pw), 1e-6, 1e-6)
+    dh, dw = max(1, 2 - 1) / 5, max(1, 3 - 1) / 6
+    close(got["rb_offset"], bilinear_ref(xd, np.clip(0.5 * dh + np.arange(5) * dh, 0, 1),
+                                         np.clip(0.5 * dw + np.arange(6) * dw, 0, 2)), 1e-6, 1e-6)
+    close(got["rb_default"], bilinear_ref(xd, np.clip(np.arange(5) * (2 - 2 / 5) / 4, 0, 1),
+                                          np.clip(np.arange(6) * (3 - 3 / 6) / 5, 0, 2)), 1e-6, 1e-6)
+    close(got["crop"], x[:, :, 1:, :2], 0, 0)
+    d2s = x.reshape(1, 2, 2, 1, 2, 3).transpose(0, 3, 4, 1, 5, 2).reshape(1, 1, 4, 6)  # TF DCR order
+    close(got["d2s"], d2s, 0, 0)
+    close(got["s2d"], x, 0, 0)
+    ps = x.reshape(1, 1, 2, 2, 2, 3).transpose(0, 1, 4, 2, 5, 3).reshape(1, 1, 4, 6)  # torch CRD order
+    close(got["pshuffle"], ps, 0, 0)
+    close(got["fill"], x + 0.5, 0, 0)
+    close(got["range"], x * np.arange(1, 4), 0, 0)
