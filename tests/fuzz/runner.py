@@ -1,0 +1,174 @@
+"""Running fuzz cases: each in its own process with memory and CPU limits, classified.
+
+`python runner.py CASES.jsonl RESULTS.jsonl --jobs N --timeout S --memory BYTES` is a fork
+server: it imports Estuary, IREE, coremltools and the NNEF parser once and never compiles, then
+forks one child per case (so a case costs its own work, not the imports). A child sets
+RLIMIT_AS and RLIMIT_CPU, compiles the mutant (or loads it, for an artefact), loads and runs it
+on zeros, and writes its outcome; the server classifies how it ended:
+
+    ok         compiled (loaded) and ran
+    error      one EstuaryError: a clean refusal
+    raw        any other exception left Estuary
+    crash      the process died by a signal or exited without an outcome
+    hang       the case ran past its time (wall clock or CPU)
+    oom        the case ran out of its memory limit (MemoryError, bad_alloc)
+"""
+from __future__ import annotations
+
+import json
+import os
+import resource
+import signal
+import sys
+import time
+from collections.abc import Iterable
+from typing import Any
+
+OUTCOMES = ("ok", "error", "raw", "crash", "hang", "oom")
+OOM_SIGNS = ("bad_alloc", "MemoryError", "Cannot allocate memory", "out of memory", "RESOURCE_EXHAUSTED")
+
+
+def compile_and_run(fmt: str, path: str) -> None:
+    """Compile a model (load it, for an artefact), load and run it on zeros."""
+    import numpy as np
+
+    import estuary
+
+    if fmt == "artefact":
+        model = estuary.load(path)
+    else:
+        model = estuary.load(estuary.compile(path, format=fmt))
+    feeds = {}
+    for name, shape, dtype in model.inputs:
+        feeds[name] = np.zeros(shape, np.bool_ if dtype == "bool" else np.dtype(dtype))
+    model.run(feeds)
+
+
+def execute(fmt: str, path: str) -> tuple[str, str]:
+    """(outcome, detail) of one case run in this process."""
+    from estuary.errors import EstuaryError
+
+    try:
+        compile_and_run(fmt, path)
+        return "ok", ""
+    except EstuaryError as e:
+        return "error", f"{type(e).__name__}: {str(e).splitlines()[0][:300] if str(e) else ''}"
+    except MemoryError as e:
+        return "oom", f"MemoryError: {e}"[:300]
+    except BaseException as e:  # noqa: BLE001 - the point is to see what escapes
+        return "raw", f"{type(e).__name__}: {e}"[:300]
+
+
+def _child(case: dict[str, Any], memory: int, cpu: int) -> None:
+    """In the forked child: limits, output to files, the case, its outcome; never returns."""
+    code = 0
+    try:
+        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 5))
+        log = os.open(case["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        os.dup2(log, 1)
+        os.dup2(log, 2)
+        outcome, detail = execute(case["format"], case["path"])
+        with open(case["result"], "w") as f:
+            json.dump({"outcome": outcome, "detail": detail}, f)
+    except BaseException:  # noqa: BLE001 - reported as 'exited without an outcome'
+        code = 3
+    finally:
+        os._exit(code)
+
+
+def _classify(case: dict[str, Any], status: int, timed_out: bool) -> dict[str, Any]:
+    try:
+        with open(case["log"], errors="replace") as f:
+            log = f.read()[-4000:]
+    except OSError:
+        log = ""
+    result = {"format": case["format"], "path": case["path"], "seed": case.get("seed"), "mutator": case.get("mutator")}
+    if timed_out:
+        return {**result, "outcome": "hang", "detail": f"killed after {case['timeout']} s"}
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        if sig == signal.SIGXCPU:
+            return {**result, "outcome": "hang", "detail": "CPU time limit"}
+        if any(s in log for s in OOM_SIGNS):
+            return {**result, "outcome": "oom", "detail": f"{signal.Signals(sig).name}: {log[-300:]}"}
+        return {**result, "outcome": "crash", "detail": f"{signal.Signals(sig).name}: {log[-300:]}"}
+    try:
+        with open(case["result"]) as f:
+            out = json.load(f)
+    except (OSError, ValueError):
+        kind = "oom" if any(s in log for s in OOM_SIGNS) else "crash"
+        return {**result, "outcome": kind, "detail": f"exit {os.WEXITSTATUS(status)} without an outcome: {log[-300:]}"}
+    if out["outcome"] == "raw" and any(s in out["detail"] for s in OOM_SIGNS[:2]):
+        out["outcome"] = "oom"
+    return {**result, **out}
+
+
+def serve(cases: Iterable[dict[str, Any]], jobs: int, memory: int, timeout: float) -> Iterable[dict[str, Any]]:
+    """Run `cases` ({format, path, log, result}) `jobs` at a time; yields their classified results."""
+    pending = list(cases)
+    running: dict[int, tuple[dict[str, Any], float]] = {}
+    while pending or running:
+        while pending and len(running) < jobs:
+            case = pending.pop(0)
+            case["timeout"] = timeout
+            pid = os.fork()
+            if pid == 0:
+                _child(case, memory, int(timeout) + 1)
+            running[pid] = (case, time.monotonic())
+        time.sleep(0.01)
+        for pid, (case, start) in list(running.items()):
+            done, status = os.waitpid(pid, os.WNOHANG)
+            timed_out = False
+            if not done and time.monotonic() - start > timeout:
+                os.kill(pid, signal.SIGKILL)
+                _, status = os.waitpid(pid, 0)
+                done, timed_out = pid, True
+            if done:
+                del running[pid]
+                yield _classify(case, status, timed_out)
+
+
+def _preload() -> None:
+    """Import what the cases use once, before forking (each child then starts warm)."""
+    import logging
+    import warnings
+
+    logging.getLogger("coremltools").setLevel(logging.ERROR)
+    warnings.filterwarnings("ignore")
+    import iree.compiler.api  # noqa: F401
+    import iree.runtime  # noqa: F401
+    import numpy  # noqa: F401
+
+    import estuary  # noqa: F401
+    import estuary.importers  # noqa: F401
+    for optional in ("coremltools", "nnef", "estuary.importers.coreml", "estuary.importers.nnef",
+                     "estuary.importers.webnn", "estuary.importers.nnapi"):
+        try:
+            __import__(optional)
+        except ImportError:
+            pass
+
+
+def main(argv: list[str]) -> int:
+    import argparse
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("cases", help="JSON lines: {format, path, log, result, ...}")
+    ap.add_argument("results", help="JSON lines written here, one per case as it ends")
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--timeout", type=float, default=60.0)
+    ap.add_argument("--memory", type=int, default=6 << 30)
+    args = ap.parse_args(argv)
+    _preload()
+    with open(args.cases) as f:
+        cases = [json.loads(line) for line in f if line.strip()]
+    with open(args.results, "a") as out:
+        for result in serve(cases, args.jobs, args.memory, args.timeout):
+            out.write(json.dumps(result) + "\n")
+            out.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,65 @@
+"""A short seeded fuzzing run (scripts/fuzz_campaign.py runs long ones): mutants of every
+format's seeds, each in its own process with memory and time limits, must end with a result or
+one clean Estuary error: no raw exception, crash, hang or out-of-memory."""
+import os
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(__file__)))
+
+from fuzz import campaign, mutators  # noqa: E402
+
+COUNT = int(os.environ.get("ESTUARY_FUZZ_SMOKE_COUNT", "30"))  # mutants per format
+
+
+def test_smoke_campaign(tmp_path):
+    results = campaign.run(tmp_path, count=COUNT, seed=20261126, jobs=2, timeout=120)
+    print(campaign.table(results))
+    assert len(results) >= 0.9 * COUNT * 5, "a mutator failed too often"
+    bad = campaign.bad(results)
+    assert not bad, "\n".join(f"{r['outcome']}: {r['format']} {r['path']} (seed {r['seed']}): {r['detail']}"
+                              for r in bad)
+    assert {r["outcome"] for r in results} >= {"error"}
+
+
+def test_runner_classifies_crashes_hangs_and_raw_exceptions(tmp_path, monkeypatch):
+    """The classification itself, on cases that really crash, hang, run out of memory or raise."""
+    from fuzz import runner
+
+    def fake_work(fmt, path):
+        import ctypes
+        import time
+
+        if fmt == "crash":
+            ctypes.string_at(0)  # SIGSEGV
+        if fmt == "hang":
+            time.sleep(60)
+        if fmt == "oom":
+            bytearray(1 << 33)  # beyond the memory limit: MemoryError
+        if fmt == "raw":
+            raise KeyError("float30")
+
+    monkeypatch.setattr(runner, "compile_and_run", fake_work)
+    cases = [{"format": f, "path": "-", "log": str(tmp_path / f"{f}.log"), "result": str(tmp_path / f"{f}.json")}
+             for f in ("crash", "hang", "oom", "raw", "ok")]
+    got = {r["format"]: r["outcome"] for r in runner.serve(cases, jobs=5, memory=4 << 30, timeout=3)}
+    assert got == {"crash": "crash", "hang": "hang", "oom": "oom", "raw": "raw", "ok": "ok"}
+
+
+@pytest.mark.parametrize("fmt", sorted(mutators.MUTATORS))
+def test_mutators_are_deterministic(tmp_path, fmt):
+    import numpy as np
+    from fuzz import seeds
+
+    seed = seeds.write(tmp_path / "seeds", (fmt,))[fmt][0]
+    made = []
+    for name in ("a", "b"):
+        (tmp_path / name).mkdir()
+        made.append(mutators.MUTATORS[fmt](seed, tmp_path / name, np.random.default_rng([7, 1])))
+    a, b = made
+
+    def content(p):
+        return sorted((q.name, q.read_bytes()) for q in p.rglob("*") if q.is_file()) if p.is_dir() else p.read_bytes()
+
+    assert content(a) == content(b)
