@@ -227,7 +227,15 @@ def test_op_support_limits():
     limits = webnn.ML().createContext().opSupportLimits()
     every = ["float32", "float16", "int32", "uint32", "int64", "uint64", "int8", "uint8"]
     assert limits["preferredInputLayout"] == "nchw"
-    assert all(limits[k] == {"dataTypes": every} for k in ("input", "constant", "output"))
+    assert all(limits[k] == {"dataTypes": every, "rankRange": {"min": 0, "max": 8}}
+               for k in ("input", "constant", "output"))
+    assert limits["conv2d"]["input"]["rankRange"] == {"min": 4, "max": 4}
+    assert limits["add"]["a"]["rankRange"] == {"min": 0, "max": 8}
+    assert limits["matmul"]["a"]["rankRange"] == {"min": 2, "max": 8}
+    assert limits["quantizeLinear"]["zeroPoint"]["dataTypes"] == ["int32", "int8", "uint8"]
+    assert limits["dequantizeLinear"]["output"]["dataTypes"] == ["float32", "float16"]
+    assert limits["isNaN"]["output"]["dataTypes"] == ["uint8"]
+    assert limits["sign"]["input"]["dataTypes"] == ["float32", "float16", "int32", "int64", "int8"]
     assert set(OPS) <= set(limits)
     for name, op in OPS.items():  # the spec's member names: each operand, then output(s)
         operands = {p for p in op.params if p in op.operands} | set(op.option_operands)

@@ -9,6 +9,15 @@
     graph = b.build({"y": y})
     outs = ctx.compute(graph, {"x": arr})                          # {"y": ndarray}
 
+The current spec's execution model works on device tensors (MLTensor), which stay on the device
+between dispatches (estuary.mltensor):
+
+    tx = ctx.createTensor({"dataType": "float32", "shape": [1, 3, 32, 32], "writable": True})
+    ty = ctx.createTensor({"dataType": "float32", "shape": [1, 8, 32, 32], "readable": True})
+    ctx.writeTensor(tx, arr)
+    ctx.dispatch(graph, {"x": tx}, {"y": ty})
+    y = ctx.readTensor(ty)                                         # ndarray (or readTensor(ty, out))
+
 Every operation of the importer's registry (`registry.OPS`) is an MLGraphBuilder method that runs
 the very mapping the JSON importer runs, so both validate alike. Calls are synchronous (the JS
 promises resolve in place). The spec's TypeError and InvalidStateError are `TypeError_` and
@@ -39,6 +48,7 @@ if TYPE_CHECKING:
 
     from estuary.dialects.graph import NNModule
     from estuary.importers.registry import Entry as WebNNOp
+    from estuary.mltensor import DeviceTensor
     from estuary.runtime import Model
 
 Array = npt.NDArray[Any]
@@ -51,7 +61,8 @@ class TypeError_(EstuaryError):
 
 
 class InvalidStateError(EstuaryError):
-    """The JS API's InvalidStateError: the builder has already built its graph."""
+    """The JS API's InvalidStateError: the builder has already built its graph, or the context,
+    graph or tensor was destroyed."""
 
 
 def _check(cond: object, message: str, error: type[EstuaryError] = TypeError_) -> None:
@@ -141,6 +152,18 @@ class MLGraph(dict[str, Any]):
     def __repr__(self) -> str:
         return f"MLGraph(inputs={self.inputDescriptors}, outputs={self._outputs})"
 
+    def destroy(self) -> None:
+        """Release the compiled model; the graph cannot be dispatched afterwards."""
+        self._destroyed = True
+        if self._model is not None:
+            self._model.close()
+        self._model = None
+        if self._nn is not None:
+            self._nn.close()
+            self._nn = None
+
+    _destroyed = False
+
     def to_json(self, path: str | os.PathLike[str] | None = None, weights_file: str | None = None) -> str:
         """The JSON text, constants inline as lists; with `path`, also written there. With
         `weights_file` (a file name, written beside `path`) constants become {"file", "byteOffset"}
@@ -182,13 +205,70 @@ class MLGraph(dict[str, Any]):
         return feeds
 
 
+class MLTensor:
+    """A device tensor of an MLContext (MLContext.createTensor / createConstantTensor): `.dataType`,
+    `.shape`, `.readable`, `.writable`, `.constant`; `destroy()` frees its device memory."""
+
+    def __init__(self, context: MLContext, desc: MLOperandDescriptor, readable: bool, writable: bool,
+                 constant: bool) -> None:
+        from estuary.mltensor import DeviceTensor
+
+        self._context, self._desc = context, desc
+        self.readable, self.writable, self.constant = readable, writable, constant
+        self._device: DeviceTensor | None = DeviceTensor(context.driver, desc["shape"], desc["dataType"])
+
+    @property
+    def dataType(self) -> str:  # noqa: N802 (WebNN spelling)
+        return self._desc["dataType"]
+
+    @property
+    def shape(self) -> list[int]:
+        return list(self._desc["shape"])
+
+    def destroy(self) -> None:
+        if self._device is not None:
+            self._device.release()
+        self._device = None
+
+    def _live(self, what: str) -> Any:
+        _check(self._device is not None, f"{what} is a destroyed MLTensor")
+        return self._device
+
+    def __repr__(self) -> str:
+        state = "destroyed" if self._device is None else "constant" if self.constant else \
+            "+".join(f for f, on in (("readable", self.readable), ("writable", self.writable)) if on) or "device-only"
+        return f"MLTensor({self.dataType}, {self.shape}, {state})"
+
+
+def _tensor_data(tensor: MLTensor, data: Any, what: str) -> Array:
+    """`data` (an ndarray, or any bytes-like buffer) as the tensor's array: its byte length must be
+    the tensor's, as the spec's "validate buffer with descriptor" asks."""
+    np_type = dtypes.to_numpy(tensor.dataType)
+    size = int(np.prod(tensor.shape, dtype=np.int64))
+    if isinstance(data, np.ndarray):
+        _check(data.dtype == np_type, f"{what}: an array of dtype {data.dtype}, the tensor is {tensor.dataType}")
+        _check(data.size == size, f"{what}: {data.size} elements, the tensor {tensor.shape} has {size}")
+        return np.ascontiguousarray(data).reshape(tensor.shape)
+    try:
+        raw = memoryview(data).cast("B")
+    except TypeError:
+        raise TypeError_(f"{what}: a numpy array or a bytes-like buffer, got {type(data).__name__}") from None
+    _check(raw.nbytes == size * np_type.itemsize,
+           f"{what}: {raw.nbytes} bytes, the tensor {tensor.dataType}{tensor.shape} has {size * np_type.itemsize}")
+    return np.frombuffer(raw, dtype=np_type).reshape(tensor.shape)
+
+
 class MLContext:
-    """A device: "cpu" (llvm-cpu on local-task) or "gpu" (vulkan-spirv on Vulkan)."""
+    """A device: "cpu" (llvm-cpu on local-task) or "gpu" (vulkan-spirv on Vulkan). The current
+    spec chooses with `accelerated` (True asks for the GPU) and has no `deviceType`; the earlier
+    `deviceType` is still accepted and wins when both are given."""
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
         options = {} if options is None else options
         _check(isinstance(options, dict), f"createContext() options must be a dict, got {type(options).__name__}")
-        self.deviceType = options.get("deviceType", "cpu")  # noqa: N815
+        accelerated = options.get("accelerated", False)
+        _check(isinstance(accelerated, bool), f"accelerated must be a boolean, got {accelerated!r}")
+        self.deviceType = options.get("deviceType", "gpu" if accelerated else "cpu")  # noqa: N815
         self.powerPreference = options.get("powerPreference", "default")  # noqa: N815
         _check(self.deviceType in ("cpu", "gpu"), f"deviceType must be 'cpu' or 'gpu', got {self.deviceType!r}")
         _check(self.powerPreference in ("default", "high-performance", "low-power"),
@@ -196,14 +276,28 @@ class MLContext:
         self.target: str
         self.device: str | None
         self.target, self.device = ("vulkan-spirv", "vulkan") if self.deviceType == "gpu" else ("llvm-cpu", None)
+        self.driver = "vulkan" if self.deviceType == "gpu" else "local-task"
+        self.accelerated = self.deviceType == "gpu"
+        self._lost: str | None = None  # the MLContextLostInfo message once destroyed
+        self._tensors: list[MLTensor] = []
+        self._graphs: list[MLGraph] = []
 
-    def compute(self, graph: MLGraph, inputs: Mapping[str, npt.ArrayLike]) -> dict[str, Array]:
-        """Run `graph` on `inputs` ({name: array}); returns {output name: ndarray}."""
+    @property
+    def lost(self) -> dict[str, str] | None:
+        """The spec's `lost` promise, resolved: None while the context lives, then {"message"}."""
+        return None if self._lost is None else {"message": self._lost}
+
+    def _alive(self) -> None:
+        _check(self._lost is None, "this MLContext was destroyed", InvalidStateError)
+
+    def _model(self, graph: MLGraph, what: str) -> Model:
+        """The graph's compiled model (compiled on first use)."""
         import estuary
 
+        self._alive()
         _check(isinstance(graph, MLGraph) and graph._context is self,
-               "compute() needs an MLGraph built by an MLGraphBuilder of this MLContext")
-        feeds = graph._feeds(inputs)
+               f"{what}() needs an MLGraph built by an MLGraphBuilder of this MLContext")
+        _check(not graph._destroyed, f"{what}(): the MLGraph was destroyed", InvalidStateError)
         if graph._model is None:
             nn, graph._nn = graph._nn, None  # compiling lowers the module in place: it serves once
             try:
@@ -212,10 +306,107 @@ class MLContext:
                 if nn is not None:
                     nn.close()  # its MLIR context and weights (NNModule.close)
             graph._model = estuary.load(art, device=self.device)
-        return graph._model.run(feeds)
+            self._graphs.append(graph)
+        return graph._model
+
+    def compute(self, graph: MLGraph, inputs: Mapping[str, npt.ArrayLike]) -> dict[str, Array]:
+        """Run `graph` on `inputs` ({name: array}); returns {output name: ndarray} (the earlier
+        spec's convenience: host arrays in, host arrays out)."""
+        _check(isinstance(graph, MLGraph), "compute() needs an MLGraph built by an MLGraphBuilder of this MLContext")
+        feeds = graph._feeds(inputs)
+        return self._model(graph, "compute").run(feeds)
+
+    # ------------------------------------------------------------ MLTensor
+
+    def createTensor(self, descriptor: Mapping[str, Any]) -> MLTensor:  # noqa: N802
+        """A zero-filled device tensor: {"dataType", "shape", "readable"?, "writable"?}."""
+        self._alive()
+        flags = {k: descriptor.get(k, False) for k in ("readable", "writable")} if isinstance(descriptor, dict) else {}
+        for k, v in flags.items():
+            _check(isinstance(v, bool), f"{k} must be a boolean, got {v!r}")
+        tensor = MLTensor(self, _descriptor(descriptor), flags["readable"], flags["writable"], False)
+        self._tensors.append(tensor)
+        return tensor
+
+    def createConstantTensor(self, descriptor: Mapping[str, Any], data: Any) -> MLTensor:  # noqa: N802
+        """A device tensor holding `data` for good (neither readable nor writable); a builder's
+        constant(tensor) takes it."""
+        self._alive()
+        tensor = MLTensor(self, _descriptor(descriptor), False, False, True)
+        cast(Any, tensor._device).write(_tensor_data(tensor, data, "createConstantTensor() data"))
+        self._tensors.append(tensor)
+        return tensor
+
+    def _mine(self, tensor: object, what: str) -> MLTensor:
+        self._alive()
+        _check(isinstance(tensor, MLTensor), f"{what} must be an MLTensor, got {type(tensor).__name__}")
+        tensor = cast(MLTensor, tensor)
+        _check(tensor._context is self, f"{what} is an MLTensor of another MLContext")
+        tensor._live(what)
+        return tensor
+
+    def writeTensor(self, tensor: MLTensor, data: Any) -> None:  # noqa: N802
+        """Copy `data` (an ndarray of the tensor's type and size, or a buffer of its byte length) in."""
+        tensor = self._mine(tensor, "writeTensor() tensor")
+        _check(tensor.writable, "writeTensor(): the MLTensor was not created writable")
+        tensor._live("writeTensor() tensor").write(_tensor_data(tensor, data, "writeTensor() data"))
+
+    def readTensor(self, tensor: MLTensor, out: Any = None) -> Array | None:  # noqa: N802
+        """The tensor's contents as a new ndarray; with `out` (a writable buffer or ndarray of the
+        tensor's byte length) copied there instead, returning None."""
+        tensor = self._mine(tensor, "readTensor() tensor")
+        _check(tensor.readable, "readTensor(): the MLTensor was not created readable")
+        array = tensor._live("readTensor() tensor").read()
+        if out is None:
+            return array
+        try:
+            buffer: Any = out.reshape(-1).view(np.uint8) if isinstance(out, np.ndarray) else out
+            target = memoryview(buffer).cast("B")
+        except TypeError:
+            raise TypeError_(f"readTensor() output: a writable buffer, got {type(out).__name__}") from None
+        _check(not target.readonly, "readTensor() output buffer is read-only")
+        _check(target.nbytes == array.nbytes, f"readTensor() output buffer has {target.nbytes} bytes, "
+               f"the tensor has {array.nbytes}")
+        target[:] = array.reshape(-1).view(np.uint8)
+        return None
+
+    def dispatch(self, graph: MLGraph, inputs: Mapping[str, MLTensor], outputs: Mapping[str, MLTensor]) -> None:
+        """Run `graph` with its inputs and outputs in device tensors ({name: MLTensor}); nothing
+        is copied to or from the host."""
+        from estuary.mltensor import dispatch
+
+        model = self._model(graph, "dispatch")
+        for kind, given, want in (("inputs", inputs, graph.inputDescriptors), ("outputs", outputs, graph._outputs)):
+            _check(isinstance(given, dict), f"dispatch() {kind} must be a dict name -> MLTensor")
+            missing, unknown = [n for n in want if n not in given], sorted(set(given) - set(want))
+            _check(not missing and not unknown, f"dispatch() {kind} do not match the graph: missing {missing}, "
+                   f"unexpected {unknown}; the graph has {list(want)}")
+            for name, desc in want.items():
+                t = self._mine(given[name], f"dispatch() {kind[:-1]} {name!r}")
+                _check(t._desc == desc, f"dispatch() {kind[:-1]} {name!r} is a {t.dataType}{t.shape} tensor, "
+                       f"the graph's is {desc['dataType']}{desc['shape']}")
+        outs = list(outputs.values())
+        _check(len({id(t) for t in outs}) == len(outs), "dispatch(): one MLTensor is given for two outputs")
+        _check(not {id(t) for t in outs} & {id(t) for t in inputs.values()},
+               "dispatch(): an MLTensor cannot be both an input and an output")
+        _check(not any(t.constant for t in outs), "dispatch(): a constant MLTensor cannot be an output")
+        dispatch(model, {n: t._live(n) for n, t in inputs.items()}, {n: t._live(n) for n, t in outputs.items()})
+
+    def destroy(self) -> None:
+        """Destroy the context with its tensors and graphs; `lost` then holds the reason."""
+        if self._lost is not None:
+            return
+        for t in self._tensors:
+            t.destroy()
+        for g in self._graphs:
+            g.destroy()
+        self._tensors, self._graphs = [], []
+        self._lost = "the MLContext was destroyed"
 
     def opSupportLimits(self) -> dict[str, Any]:  # noqa: N802
-        """MLOpSupportLimits: per operation, the data types of each operand and of the output(s)."""
+        """MLOpSupportLimits: per operation, the data types and rank range of each operand and the
+        data types of the output(s), found by running each operation's type rules on sample
+        operands: what the importer accepts."""
         return _support_limits()
 
 
@@ -256,6 +447,7 @@ class MLGraphBuilder:
 
     def __init__(self, context: MLContext) -> None:
         _check(isinstance(context, MLContext), "MLGraphBuilder needs an MLContext (ML().createContext())")
+        context._alive()
         self._context = context
         # scratch module: types and validation; dropped once the graph is built
         self._graph: Graph | None = Graph("<MLGraphBuilder>", "webnn")
@@ -283,10 +475,20 @@ class MLGraphBuilder:
         self._inputs[name] = MLOperand(self, graph.input(name, TensorSpec(desc["shape"], desc["dataType"])))
         return self._inputs[name]
 
-    def constant(self, descriptor: str | Mapping[str, Any], value: Any) -> MLOperand:
+    def constant(self, descriptor: str | Mapping[str, Any] | MLTensor, value: Any = None) -> MLOperand:
         """constant(descriptor, data): an ndarray of the descriptor's type, a list of numbers or a
-        bytes-like buffer of the descriptor's byte length. constant(dataType, number): a scalar."""
+        bytes-like buffer of the descriptor's byte length. constant(dataType, number): a scalar.
+        constant(tensor): the contents of a constant MLTensor."""
         graph = self._check_state()
+        if isinstance(descriptor, MLTensor):  # constant(tensor): a constant MLTensor of this context
+            tensor = descriptor
+            _check(tensor.constant and tensor._context is self._context,
+                   "constant(tensor) takes a constant MLTensor (createConstantTensor) of the builder's MLContext")
+            array = tensor._live("constant(tensor)").read()
+            desc = dict(tensor._desc)
+            v = graph.constant(array, TensorSpec(desc["shape"], desc["dataType"]), name="constant")
+            self._constants.append(MLOperand(self, v, data=array))
+            return self._constants[-1]
         if isinstance(descriptor, str):
             desc = _descriptor({"dataType": descriptor, "shape": []})
             array = _cast_number(value, desc["dataType"])
@@ -432,7 +634,10 @@ _PROBE_SHAPES: dict[str, dict[str, list[int]]] = {
     "lstm": {"input": [1, 1, 2], "weight": [1, 4, 2], "recurrentWeight": [1, 4, 1]},
     "gruCell": {"input": [1, 2], "weight": [3, 2], "recurrentWeight": [3, 1], "hiddenState": [1, 1]},
     "lstmCell": {"input": [1, 2], "weight": [4, 2], "recurrentWeight": [4, 1], "hiddenState": [1, 1], "cellState": [1, 1]},
+    "scatterND": {"input": [2, 2], "indices": [2, 1], "updates": [2, 2]},
 }
+MAX_RANK = 8  # the highest operand rank opSupportLimits offers (tested up to it)
+MAX_TENSOR_BYTES = MAX_ELEMENTS * 8
 _LIMITS: dict[str, Any] | None = None
 
 
@@ -440,7 +645,7 @@ def _sample(param: str, shape: list[int]) -> Any:
     """A valid value of a non-operand parameter, for operands of `shape`."""
     zeros = [0] * len(shape)
     return {"axis": 0, "newShape": shape, "starts": zeros, "sizes": shape, "splits": 1, "beginningPadding": zeros,
-            "endingPadding": zeros, "steps": 1, "hiddenSize": 1, "type": "float32"}[param]
+            "endingPadding": zeros, "steps": 1, "hiddenSize": 1, "type": "float32", "repetitions": [1] * len(shape)}[param]
 
 
 def _probe(graph: Graph, op: WebNNOp, shapes: Mapping[str, list[int]], types: Mapping[str, str],
@@ -473,22 +678,37 @@ def _op_limits(graph: Graph, op: WebNNOp) -> dict[str, Any] | None:
         variants = [{"options": {"outputDataType": t}} for t in dtypes.ALL]
     everyone = [dict.fromkeys(params, t) for t in dtypes.ALL]
     one_off = [{**d, q: s} for d in everyone for q in params for s in dtypes.ALL if len(params) > 1 and s != d[q]]
-    for shapes in [_PROBE_SHAPES[op.name]] if op.name in _PROBE_SHAPES else \
+    fixed = str(op.name) in _PROBE_SHAPES
+    for shapes in [_PROBE_SHAPES[str(op.name)]] if fixed else \
             [dict.fromkeys(params, shape) for shape in ([2, 2], [2, 2, 2, 2])]:
         accepted: dict[str, set[str]] = {p: set() for p in params}
         outputs: set[str] = set()
         multi = False
+        working: tuple[Mapping[str, str], Mapping[str, Any]] | None = None
         for types in everyone + one_off:
-            for found in filter(None, (_probe(graph, op, shapes, types, extra) for extra in variants)):
+            for extra in variants:
+                found = _probe(graph, op, shapes, types, extra)
+                if found is None:
+                    continue
+                working = working or (types, extra)
                 outputs.update(found[0])
                 multi = found[1]
                 for p in params:
                     accepted[p].add(types[p])
-        if outputs:
-            listed = lambda ts: {"dataTypes": [t for t in dtypes.ALL if t in ts]}  # noqa: E731
-            limits = {p: listed(accepted[p]) for p in params}
-            limits.update({p: listed(accepted[params[0]]) for p in sorted(op.option_operands)})
-            limits["outputs" if multi else "output"] = listed(outputs)
+        if working is not None:
+            ranks = [len(next(iter(shapes.values())))]
+            if not fixed and len(ranks) == 1:  # one rank for every operand: which ranks work
+                ranks = [r for r in range(MAX_RANK + 1)
+                         if _probe(graph, op, dict.fromkeys(params, [2] * r), working[0], working[1]) is not None]
+            rank_of = {p: ({"min": len(shapes[p]), "max": len(shapes[p])} if fixed else
+                           {"min": min(ranks), "max": max(ranks)}) for p in params}
+
+            def listed(ts: set[str], p: str) -> dict[str, Any]:
+                return {"dataTypes": [t for t in dtypes.ALL if t in ts], "rankRange": dict(rank_of[p])}
+
+            limits = {p: listed(accepted[p], p) for p in params}
+            limits.update({p: {"dataTypes": limits[params[0]]["dataTypes"]} for p in sorted(op.option_operands)})
+            limits["outputs" if multi else "output"] = {"dataTypes": [t for t in dtypes.ALL if t in outputs]}
             return limits
     return None
 
@@ -497,7 +717,9 @@ def _support_limits() -> dict[str, Any]:
     """MLOpSupportLimits, computed once (it probes every mapping), returned as a fresh copy."""
     global _LIMITS
     if _LIMITS is None:
-        graph, every = Graph("<opSupportLimits>", "webnn"), {"dataTypes": list(dtypes.ALL)}
-        _LIMITS = {"preferredInputLayout": "nchw", "input": every, "constant": every, "output": every}
+        graph = Graph("<opSupportLimits>", "webnn")
+        every: dict[str, Any] = {"dataTypes": list(dtypes.ALL), "rankRange": {"min": 0, "max": MAX_RANK}}
+        _LIMITS = {"preferredInputLayout": "nchw", "maxTensorByteLength": MAX_TENSOR_BYTES,
+                   "input": every, "constant": every, "output": every}
         _LIMITS.update({str(op.name): lim for op in OPS.values() if (lim := _op_limits(graph, op)) is not None})
     return copy.deepcopy(_LIMITS)
