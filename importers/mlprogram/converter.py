@@ -209,6 +209,8 @@ class Context(ConversionContext):
             self.check(len(results) == len(op.outputs),
                        f"the converter produced {len(results)} value(s) for {len(op.outputs)} output(s)")
             for out, value in zip(proto.outputs, results):
+                if isinstance(value, (np.generic, bool, int, float)):  # numpy folds of rank-0 values
+                    value = np.asarray(value)
                 self._check_declared(out, value)
                 self.env[out.name] = value
 

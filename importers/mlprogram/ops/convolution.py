@@ -58,7 +58,26 @@ def _bias(c: Any, op: Any) -> Any:
 
 @OPS.op("conv")
 def convert_conv(c: Any, op: Any) -> Any:
-    x, w = c.x(op), c.x(op, "weight")
+    return conv(c, op, c.x(op), c.x(op, "weight"))
+
+
+@OPS.op("conv_quantized")
+def convert_conv_quantized(c: Any, op: Any) -> Any:
+    """conv with uint8 weights W = W_q * quant_scale + quant_bias (scalars or per output channel)."""
+    kind = str(c.val(op, "quantization_type"))
+    c.check(kind == "linear", f"quantization_type {kind!r} is not supported (only 'linear')")
+    c.check(int(c.scalar(op, "nbits", 8)) == 8, "only nbits = 8 is supported")
+    wq = np.asarray(c.val(op, "weight")).astype(np.float32)
+    shape = [-1] + [1] * (wq.ndim - 1)
+    scale = np.asarray(c.val(op, "quant_scale"), np.float32).reshape(-1)
+    bias = np.asarray(c.val(op, "quant_bias"), np.float32).reshape(-1)
+    for name, p in (("quant_scale", scale), ("quant_bias", bias)):
+        c.check(p.size in (1, wq.shape[0]), f"{name} has {p.size} values for {wq.shape[0]} output channels")
+    w = wq * scale.reshape(shape if scale.size > 1 else []) + bias.reshape(shape if bias.size > 1 else [])
+    return conv(c, op, c.x(op), c.const(w))
+
+
+def conv(c: Any, op: Any, x: Any, w: Any) -> Any:
     x2, w2, rank = _as_2d(c, x, w)
     n, cin, h, wd = shape_of(c, x2)
     cout, kc, kh, kw = shape_of(c, w2)

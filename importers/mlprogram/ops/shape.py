@@ -343,3 +343,65 @@ def convert_pixel_shuffle(c: Any, op: Any) -> Any:
 @OPS.op("pixel_unshuffle", since=16)
 def convert_pixel_unshuffle(c: Any, op: Any) -> Any:
     return _space_to_depth(c, _rank4(c, c.x(op)), int(c.scalar(op, "downscale_factor")), crd=True)
+
+
+@OPS.op("space_to_batch")
+def convert_space_to_batch(c: Any, op: Any) -> Any:
+    """[n, C, H, W] padded, cut into bh x bw blocks moved to the batch: batch index (i * bw + j) * n + b."""
+    x = _rank4(c, c.x(op))
+    bh, bw = c.ints(op, "block_shape")
+    pads = c.ints(op, "paddings")
+    c.check(len(pads) == 4 and min(pads) >= 0 and bh >= 1 and bw >= 1, f"bad block_shape/paddings {pads}")
+    if any(pads):
+        x = c.op("pad", [x], beginning_padding=[0, 0, pads[0], pads[2]], ending_padding=[0, 0, pads[1], pads[3]],
+                 mode="constant", value=0.0)
+    n, ch, h, w = shape_of(c, x)
+    c.check(h % bh == 0 and w % bw == 0, f"the padded size {h} x {w} is not divisible by the block {bh} x {bw}")
+    y = c.reshape(x, [n, ch, h // bh, bh, w // bw, bw])
+    y = c.op("transpose", [y], permutation=[3, 5, 0, 1, 2, 4])
+    return c.reshape(y, [bh * bw * n, ch, h // bh, w // bw])
+
+
+@OPS.op("batch_to_space")
+def convert_batch_to_space(c: Any, op: Any) -> Any:
+    """The inverse of space_to_batch, then `crops` [[top, bottom], [left, right]] removed."""
+    x = _rank4(c, c.x(op))
+    bh, bw = c.ints(op, "block_shape")
+    crops = c.ints(op, "crops")
+    nb, ch, h, w = shape_of(c, x)
+    c.check(len(crops) == 4 and min(crops) >= 0 and nb % (bh * bw) == 0, f"bad block_shape/crops {crops}")
+    n = nb // (bh * bw)
+    y = c.reshape(x, [bh, bw, n, ch, h, w])
+    y = c.op("transpose", [y], permutation=[2, 3, 4, 0, 5, 1])
+    y = c.reshape(y, [n, ch, h * bh, w * bw])
+    hh, ww = h * bh - crops[0] - crops[1], w * bw - crops[2] - crops[3]
+    c.check(hh > 0 and ww > 0, "the crops leave nothing")
+    if any(crops):
+        y = c.op("slice", [y], starts=[0, 0, crops[0], crops[2]], sizes=[n, ch, hh, ww])
+    return y
+
+
+@OPS.op("slice_update", since=18)
+def convert_slice_update(c: Any, op: Any) -> Any:
+    """x with x[begin:end:stride] (slice_by_index's masks) replaced by update: one scatter_nd with
+    the slice's element coordinates, computed at import."""
+    x, upd = c.x(op), c.x(op, "update")
+    shape = shape_of(c, x)
+    rank = len(shape)
+    begin, end = c.ints(op, "begin"), c.ints(op, "end")
+    stride = c.ints(op, "stride", None) or [1] * rank
+    bm, em, sm = _masks(c, op, "begin_mask", rank), _masks(c, op, "end_mask", rank), _masks(c, op, "squeeze_mask", rank)
+    ranges = []
+    for i in range(rank):
+        if sm[i]:
+            b = begin[i] % shape[i]
+            ranges.append(range(b, b + 1))
+        else:
+            ranges.append(range(shape[i])[slice(None if bm[i] else begin[i], None if em[i] else end[i], stride[i])])
+    grid = np.stack(np.meshgrid(*[np.asarray(r, dtype=np.int64) for r in ranges], indexing="ij"), -1)
+    c.check(grid.size > 0, "the slice is empty")
+    kept = [len(r) for i, r in enumerate(ranges) if not sm[i]]
+    c.check(int(np.prod(shape_of(c, upd))) == int(np.prod(grid.shape[:-1])),
+            f"update of shape {shape_of(c, upd)} does not fit the slice {kept}")
+    idx = c.const(grid.reshape(-1, rank).astype(np.int32), "int32")
+    return c.op("scatter_nd", [x, idx, c.reshape(upd, [int(np.prod(grid.shape[:-1]))])], reduction="none")
