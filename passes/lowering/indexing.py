@@ -9,6 +9,7 @@ from iree.compiler.dialects import arith, linalg, tensor, tosa
 from estuary import dtypes
 from estuary.passes.lowering import common as C
 from estuary.passes.lowering import lower
+from estuary.passes.lowering.shape import _int64_to_int32
 
 
 def _i64():
@@ -119,9 +120,16 @@ def _norm_len(raw, dtype, size):
     return _index(v)
 
 
+def _narrow_on_gpu(n, indices):
+    """int64 indices as int32 on GPU targets (IREE's 64-bit emulation on Vulkan cannot read int64
+    elements with tensor.extract); saturating keeps every index's clamped meaning."""
+    return _int64_to_int32(indices) if n.in_specs[1].dtype == "int64" and n.options.gpu else indices
+
+
 @lower("gather_elements")
 def lower_gather_elements(n):
     x, indices = n.inputs
+    indices = _narrow_on_gpu(n, indices)
     spec, idx_spec = n.in_specs
     axis = n.attrs["axis"]
     rank = spec.rank
@@ -138,6 +146,7 @@ def lower_gather_elements(n):
 @lower("gather_nd")
 def lower_gather_nd(n):
     x, indices = n.inputs
+    indices = _narrow_on_gpu(n, indices)
     spec, idx_spec = n.in_specs
     k = idx_spec.shape[-1]
     batch = idx_spec.rank - 1
@@ -190,6 +199,7 @@ def lower_scatter_elements(n):
     """Dims (p.., k): output position p visits the updates u = p with dimension `axis` set to k (k in
     order), combining those whose index hits p[axis]. O(output size x updates.shape[axis])."""
     x, indices, updates = n.inputs
+    indices = _narrow_on_gpu(n, indices)
     spec, idx_spec, upd_spec = n.in_specs
     axis, reduction = n.attrs["axis"], n.attrs["reduction"]
     rank = spec.rank
@@ -220,6 +230,7 @@ def lower_scatter_elements(n):
 @lower("scatter_nd")
 def lower_scatter_nd(n):
     x, indices, updates = n.inputs
+    indices = _narrow_on_gpu(n, indices)
     spec, idx_spec, _ = n.in_specs
     reduction = n.attrs["reduction"]
     k = idx_spec.shape[-1]
