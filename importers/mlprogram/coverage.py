@@ -13,13 +13,6 @@ REASONS = {
     "non_maximum_suppression": "not yet (MIL's four-output form)",
     "read_state": "not yet (stateful models)",
     "classify": "not yet (classifier outputs of ML Programs)",
-    "make_list": "not yet (list ops)",
-    "list_read": "not yet (list ops)",
-    "list_write": "not yet (list ops)",
-    "list_gather": "not yet (list ops)",
-    "list_scatter": "not yet (list ops)",
-    "list_length": "not yet (list ops)",
-    "random_categorical": "not yet",
 }
 
 

@@ -102,3 +102,56 @@ def test_conv_quantized_and_random(tmp_path):
     assert uni.min() >= -1 and uni.max() < 3 and abs(uni.mean() - 1.0) < 0.1
     assert abs(nor.mean() - 2.0) < 0.05 and abs(nor.std() - 0.5) < 0.05
     assert set(np.unique(ber)) <= {0.0, 1.0} and abs(ber.mean() - 0.25) < 0.05
+
+
+def test_lists_in_a_loop(tmp_path):
+    from coremltools.converters.mil import Builder as mb
+
+    @mb.program(input_specs=[mb.TensorSpec(shape=(2,))])
+    def prog(x):
+        ls = mb.make_list(init_length=1, dynamic_length=True, elem_shape=(2,), dtype="fp32")
+
+        def body(i, v, ls):
+            return mb.add(x=i, y=1), mb.mul(x=v, y=2.0), mb.list_write(ls=ls, index=i, value=v)
+
+        _, _, ls = mb.while_loop(_cond=lambda i, v, ls: mb.less(x=i, y=3), _body=body,
+                                 loop_vars=(np.int32(0), x, ls))
+        ls = mb.list_scatter(ls=ls, indices=np.array([3], np.int32), value=mb.expand_dims(x=x, axes=[0]))
+        return (mb.list_gather(ls=ls, indices=np.array([3, 0, 2], np.int32), name="gathered"),
+                mb.list_read(ls=ls, index=1, name="read"),
+                mb.cast(x=mb.list_length(ls=ls), dtype="fp32", name="length"))
+
+    x = np.array([1.0, -2.0], np.float32)
+    got = run(save(prog, tmp_path), {"x": x})
+    close(got["gathered"], np.stack([x, x, 4 * x]), 0, 0)
+    close(got["read"], 2 * x, 0, 0)
+    close(got["length"], np.asarray(4.0), 0, 0)
+
+
+def test_resize_ios17_and_categorical(tmp_path):
+    from coremltools.converters.mil import Builder as mb
+
+    c = ct()
+
+    @mb.program(input_specs=[mb.TensorSpec(shape=(1, 2, 3, 4))], opset_version=c.target.iOS17)
+    def prog(x):
+        logits = np.log(np.array([[0.1, 0.6, 0.3]], np.float32))
+        return (
+            mb.resize(x=x, shape=np.array([5, 0], np.int32), resized_dims=np.uint32(2),
+                      interpolation_mode="LINEAR", sampling_mode="ALIGN_CORNERS", name="linear"),
+            mb.resize(x=x, shape=np.array([6, 2], np.int32), resized_dims=np.uint32(2),
+                      interpolation_mode="NEAREST_NEIGHBOR", name="nearest"),
+            mb.random_categorical(x=logits, size=6000, seed=3, name="categorical"),
+        )
+
+    x = np.arange(24, dtype=np.float32).reshape(1, 2, 3, 4)
+    got = run(save(prog, tmp_path), {"x": x})
+    p = np.arange(5) * 2 / 4
+    i0 = np.floor(p).astype(int)
+    i1 = np.minimum(i0 + 1, 2)
+    f = (p - i0).reshape(1, 1, 5, 1)
+    close(got["linear"], x[:, :, i0] * (1 - f) + x[:, :, i1] * f, 1e-6, 1e-6)  # width kept (0)
+    close(got["nearest"], x[:, :, [0, 0, 1, 1, 2, 2]][:, :, :, [0, 2]], 0, 0)
+    draws = got["categorical"].reshape(-1)
+    assert set(np.unique(draws)) <= {0.0, 1.0, 2.0}
+    np.testing.assert_allclose(np.bincount(draws.astype(int), minlength=3) / draws.size, [0.1, 0.6, 0.3], atol=0.03)

@@ -37,3 +37,24 @@ def convert_random_bernoulli(c: Any, op: Any) -> Any:
     prob = float(c.scalar(op, "prob", 0.5))
     u = c.op("random_uniform", [], shape=shape, low=0.0, high=1.0, seed=_seed(c, op))
     return c.op("cast", [c.op("lesser", [u, c.const(np.asarray(prob, np.float32))])], to="float32")
+
+
+@OPS.op("random_categorical")
+def convert_random_categorical(c: Any, op: Any) -> Any:
+    """`size` draws per distribution (last axis) by inverse CDF: the index is the number of CDF
+    entries a uniform draw is at or above (clamped to the last class), as float."""
+    x = c.x(op)
+    shape = list(c.spec(x).shape)
+    k = shape[-1]
+    size = int(c.scalar(op, "size", 1))
+    c.check(size >= 1, f"size {size} must be positive")
+    mode = str(c.val(op, "mode", "logits"))
+    c.check(mode in ("logits", "probs"), f"unknown mode {mode!r}")
+    rank = len(shape)
+    probs = c.op("softmax", [x], axis=rank - 1) if mode == "logits" else c.op(
+        "div", [x, c.op("reduce_sum", [x], axes=[rank - 1], keep_dimensions=True)])
+    cdf = c.reshape(c.op("cumulative_sum", [probs], axis=rank - 1), shape[:-1] + [1, k])
+    u = c.op("random_uniform", [], shape=shape[:-1] + [size, 1], low=0.0, high=1.0, seed=_seed(c, op))
+    above = c.op("cast", [c.op("greater_or_equal", [u, cdf])], to="float32")
+    count = c.op("reduce_sum", [above], axes=[rank], keep_dimensions=False)
+    return c.op("min", [count, c.const(np.asarray(k - 1, np.float32))])

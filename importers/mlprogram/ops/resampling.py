@@ -109,3 +109,28 @@ def convert_crop(c: Any, op: Any) -> Any:
     c.check(h > 0 and w > 0, f"the crop leaves nothing of {shape[-2:]}")
     starts = [0] * (len(shape) - 2) + [ch[0], cw[0]]
     return c.op("slice", [x], starts=starts, sizes=shape[:-2] + [h, w])
+
+
+@OPS.op("resize", since=17)
+def convert_resize(c: Any, op: Any) -> Any:
+    """iOS17: the last `resized_dims` (1 or 2) axes take their sizes from the tail of `shape`
+    (0 keeps the input's size), linear or nearest-neighbour with resize_bilinear's sampling modes."""
+    x = c.x(op)
+    xs = shape_of(c, x)
+    target = c.ints(op, "shape")
+    n = int(c.scalar(op, "resized_dims"))
+    c.check(1 <= n <= 2 and n <= len(target) <= len(xs), f"resized_dims {n} / shape {target} do not fit {xs}")
+    sizes = [t if t != 0 else xs[len(xs) - len(target) + k] for k, t in enumerate(target)][-n:]
+    h, w = ([xs[-2]] if n == 1 else []) + sizes
+    mode = str(c.val(op, "interpolation_mode", "LINEAR"))
+    c.check(mode in ("LINEAR", "NEAREST_NEIGHBOR"), f"unknown interpolation_mode {mode!r}")
+    if mode == "NEAREST_NEIGHBOR":
+        return nearest(c, x, h, w) if len(xs) >= 3 else c.fail("x must have rank >= 3")
+    sampling = str(c.val(op, "sampling_mode", "DEFAULT"))
+    c.check(sampling in ("STRICT_ALIGN_CORNERS", "ALIGN_CORNERS", "DEFAULT", "OFFSET_CORNERS", "UNALIGN_CORNERS"),
+            f"unknown sampling_mode {sampling!r}")
+    if n == 1:
+        from estuary.importers.coreml.ops.resampling import _lerp_axis as lerp
+
+        return lerp(c, x, len(xs) - 1, grid(sampling, xs[-1], w))
+    return bilinear(c, x, sampling, h, w)
