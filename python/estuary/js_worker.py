@@ -51,7 +51,7 @@ class Worker:
         self.graphs: dict[int, Any] = {}  # graph id -> estuary Model
         self.cache: dict[str, Any] = {}  # document hash -> estuary Model
         self.ops: dict[str, Callable[[dict[str, Any], list[memoryview]], tuple[dict[str, Any], list[bytes]]]] = {
-            "hello": self.hello, "build": self.build, "createTensor": self.create_tensor,
+            "hello": self.hello, "build": self.build, "check": self.check, "createTensor": self.create_tensor,
             "writeTensor": self.write_tensor, "readTensor": self.read_tensor, "dispatch": self.dispatch,
             "destroyTensor": self.destroy_tensor, "destroyGraph": self.destroy_graph,
         }
@@ -149,6 +149,18 @@ class Worker:
         self.graphs[h["graph_id"]] = model
         return {"outputs": {n: {"shape": list(s), "dataType": d} for n, s, d in model.outputs},
                 "fromCache": bool(getattr(model, "from_cache", False))}, []
+
+    def check(self, h: dict[str, Any], bufs: list[memoryview]) -> tuple[dict[str, Any], list[bytes]]:
+        """Import and verify a WebNN JSON document without compiling it (graph inputs only, no
+        constants): its outputs' descriptors, or the importer's error. The JS tests use it to
+        hold the builder's own validation and shapes against Estuary's."""
+        from estuary.importers.webnn import load_graph
+
+        nn = load_graph(h["graph"])
+        try:
+            return {"outputs": {n: {"shape": list(s.shape), "dataType": s.dtype} for n, s in nn.outputs}}, []
+        finally:
+            nn.close()
 
     def create_tensor(self, h: dict[str, Any], bufs: list[memoryview]) -> tuple[dict[str, Any], list[bytes]]:
         from estuary import dtypes

@@ -280,7 +280,8 @@ class MLContext {
     if (Object.values(ins).some((id) => outIds.includes(id))) {
       throw new TypeError('dispatch(): an MLTensor is both an input and an output');
     }
-    this[internal].bridge.send({ op: 'dispatch', graph: g.id, inputs: ins, outputs: outs });
+    const feeds = Object.fromEntries(Object.entries(ins).map(([n, id]) => [g.inputNames[n], id]));
+    this[internal].bridge.send({ op: 'dispatch', graph: g.id, inputs: feeds, outputs: outs });
   }
 }
 
@@ -347,7 +348,7 @@ class MLGraphBuilder {
   constructor(context) {
     if (!(context instanceof MLContext)) throw new TypeError('MLGraphBuilder(): expected an MLContext');
     context._live('MLGraphBuilder()');
-    this[internal] = { context, inputs: new Map(), constants: [], operators: [], built: false };
+    this[internal] = { context, inputs: [], constants: [], operators: [], built: false };
   }
 
   _live(where) {
@@ -365,12 +366,12 @@ class MLGraphBuilder {
   input(name, descriptor) {
     this._live('input()');
     if (typeof name !== 'string' || name === '') throw new TypeError('input(): the name must be a non-empty string');
-    if (this[internal].inputs.has(name)) throw new TypeError(`input(): the graph already has an input named '${name}'`);
     const desc = operandDescriptor(descriptor, `input('${name}')`);
     supported(this[internal].context, 'input', desc.dataType, `input('${name}')`);
     const operand = new MLOperand(internal, this, desc, null);
     operand[internal].input = name;
-    this[internal].inputs.set(name, operand);
+    // a name may be given twice here (browsers allow it); build() refuses a graph that uses both
+    this[internal].inputs.push([name, operand]);
     return operand;
   }
 
@@ -408,7 +409,7 @@ class MLGraphBuilder {
     const optionsArg = args[spec.params.length];
     const rawOptions = dictionary(optionsArg, `${where0}: options`);
     const label = rawOptions.label === undefined ? '' : String(rawOptions.label);
-    const where = label ? `${spec.name}() '${label}'` : where0;
+    const where = label ? `${spec.name}() [${label}]` : where0; // browsers quote labels in brackets
     const converted = {};
     const recorded = [];
     const operandsUsed = [];
@@ -486,7 +487,7 @@ class MLGraphBuilder {
       this._own(o, `build(): output '${name}'`);
       if (!o[internal].producer) throw new TypeError(`build(): output '${name}' is an input or a constant, not an operation's result`);
     }
-    const { doc, buffers, inputs } = this._document(entries);
+    const { doc, buffers, inputs, inputNames } = this._document(entries);
     b.built = true;
     const context = b.context;
     const c = context[internal];
@@ -502,7 +503,7 @@ class MLGraphBuilder {
     }
     context._live('build()');
     const outDescs = Object.fromEntries(entries.map(([n, o]) => [n, { dataType: o.dataType, shape: [...o.shape] }]));
-    const graph = new MLGraph(internal, { context, id, inputs, outputs: outDescs, destroyed: false, compiled: reply.header.outputs });
+    const graph = new MLGraph(internal, { context, id, inputs, inputNames, outputs: outDescs, destroyed: false, compiled: reply.header.outputs });
     c.graphs.add(graph);
     return graph;
   }
@@ -522,21 +523,25 @@ class MLGraphBuilder {
     const names = new Map();
     const taken = new Set(entries.map(([n]) => n));
     const inputs = {};
+    const inputNames = {}; // input name -> its name in the document (the JSON form has one name space)
     const doc = { inputs: {}, operators: [], outputs: entries.map(([n]) => n) };
-    for (const [name, o] of b.inputs) {
-      if (!used.has(o)) continue;
-      if (taken.has(name)) throw new TypeError(`build(): '${name}' names both an input and an output`);
-      taken.add(name);
-      names.set(o, name);
-      inputs[name] = { dataType: o.dataType, shape: [...o.shape] };
-      doc.inputs[name] = { descriptor: inputs[name] };
-    }
     const fresh = (base) => {
       let n = base;
       while (taken.has(n)) n += '_';
       taken.add(n);
       return n;
     };
+    for (const [name, o] of b.inputs) {
+      if (used.has(o) && name in inputs) throw new TypeError(`build(): two inputs of the graph are named '${name}'`);
+      if (used.has(o)) inputs[name] = { dataType: o.dataType, shape: [...o.shape] };
+    }
+    for (const [name, o] of b.inputs) {
+      if (!used.has(o)) continue;
+      const inDoc = taken.has(name) ? fresh(`${name}_input`) : fresh(name);
+      inputNames[name] = inDoc;
+      names.set(o, inDoc);
+      doc.inputs[inDoc] = { descriptor: inputs[name] };
+    }
     for (const [name, o] of entries) if (!names.has(o)) names.set(o, name);
     const buffers = [];
     b.constants.forEach((o, i) => {
@@ -565,7 +570,7 @@ class MLGraphBuilder {
     for (const [name, o] of entries) { // an operand named twice: the other names through identity
       if (names.get(o) !== name) doc.operators.push({ name: 'identity', arguments: [{ input: names.get(o) }], outputs: name });
     }
-    return { doc, buffers, inputs };
+    return { doc, buffers, inputs, inputNames };
   }
 }
 

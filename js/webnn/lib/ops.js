@@ -177,8 +177,7 @@ op('hardSigmoid', [['input', 'operand']], { alpha: 'float', beta: 'float' }, flo
 op('linear', [['input', 'operand']], { alpha: 'float', beta: 'float' }, floatActivation);
 op('prelu', [['input', 'operand'], ['slope', 'operand']], {}, (w, { input, slope }) => {
   sameType(w, [['input', input], ['slope', slope]]);
-  unidirectional(w, slope.shape, input.shape, 'slope');
-  return desc(input.dataType, input.shape);
+  return desc(input.dataType, broadcast(w, input.shape, slope.shape)); // bidirectional, as the spec says
 });
 op('softmax', [['input', 'operand'], ['axis', 'uint']], {}, (w, { input, axis }) => {
   oneOf(w, 'input', input.dataType, FLOATS);
@@ -401,7 +400,6 @@ op('resample2d', [['input', 'operand']], { mode: ['nearest-neighbor', 'linear'],
     rankIs(w, 'input', input, 4);
     const axes = pairOption(w, options, 'axes', [2, 3]);
     checkAxes(w, axes, 4);
-    if (Math.abs(axes[0] - axes[1]) !== 1) fail(w, `axes [${axes}] must be two adjacent dimensions`);
     const shape = [...input.shape];
     if (options.sizes) {
       const sizes = pairOption(w, options, 'sizes', null);
@@ -679,6 +677,7 @@ const RANKS = (() => {
   for (const n of ['averagePool2d', 'l2Pool2d', 'maxPool2d']) r[n] = { input: [4, 4], output: [4, 4] };
   for (const n of ['softmax', 'argMin', 'argMax', 'split', 'cumulativeSum']) r[n] = { input: [1, MAX_RANK] };
   r.concat = { inputs: [1, MAX_RANK], output: [1, MAX_RANK] };
+  r.pad = { input: [1, MAX_RANK], output: [1, MAX_RANK] };
   for (const n of ['gather', 'gatherElements', 'scatterElements']) r[n] = { input: [1, MAX_RANK], indices: [0, MAX_RANK] };
   for (const n of ['gatherND', 'scatterND']) r[n] = { input: [1, MAX_RANK], indices: [1, MAX_RANK] };
   return r;

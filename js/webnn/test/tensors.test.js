@@ -128,3 +128,13 @@ test("the earlier spec's compute() still runs, through temporary tensors", async
   assert.deepEqual([...out], [2, -3, 2]);
   await assert.rejects(context.compute(graph, { x: new Float32Array(2) }, { y: out }), TypeError);
 });
+
+test('an output may share its name with an input, as in a browser', async () => {
+  const b = new MLGraphBuilder(context);
+  const graph = await b.build({ x: b.neg(b.input('x', f32([2]))) });
+  const xin = await context.createTensor({ ...f32([2]), writable: true });
+  const xout = await context.createTensor({ ...f32([2]), readable: true });
+  context.writeTensor(xin, new Float32Array([1.5, -2]));
+  context.dispatch(graph, { x: xin }, { x: xout });
+  assert.deepEqual([...new Float32Array(await context.readTensor(xout))], [-1.5, 2]);
+});

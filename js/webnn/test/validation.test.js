@@ -58,7 +58,6 @@ test('input() and constant() check names, descriptors and buffers', () => local(
   const x = b.input('x', f32([2, 3]));
   assert.deepEqual([x.dataType, [...x.shape]], ['float32', [2, 3]]);
   assert.ok(Object.isFrozen(x.shape));
-  assert.throws(() => b.input('x', f32([1])), TypeError);
   assert.throws(() => b.constant(f32([2, 3]), new Float32Array(5)), TypeError);
   assert.throws(() => b.constant(f32([2]), [1, 2]), TypeError);
   assert.throws(() => b.constant('float64', 1), TypeError);
@@ -104,12 +103,18 @@ test('operations check operands, shapes, data types and options as the spec says
   assert.throws(() => b.reshape(x, [1, 1, 1, 1, 1, 1, 1, 1, 192]), TypeError);
   assert.throws(() => b.gemm(b.input('a', f32([2, 3])), b.input('bb', f32([2, 3]))), TypeError);
   assert.throws(() => b.matmul(b.input('m', f32([2, 2, 3])), b.input('n', f32([3, 2, 3]))), TypeError);
-  assert.throws(() => b.conv2d(x, filter, { label: 'stem', groups: 2 }), /conv2d\(\) 'stem'/); // errors quote labels
+  assert.throws(() => b.conv2d(x, filter, { label: 'stem', groups: 2 }), /\[stem\]/); // errors quote labels
   // unknown dictionary members are ignored, as WebIDL does
   assert.deepEqual([...b.relu(x, { alpha: 3 }).shape], [1, 3, 8, 8]);
 }));
 
 test('build() checks its outputs and seals the builder', async () => {
+  await local(async () => {
+    const b = new MLGraphBuilder(context);
+    const x = b.input('x', f32([2]));
+    const twin = b.input('x', f32([2])); // allowed until build() uses both
+    await assert.rejects(b.build({ y: b.add(x, twin) }), /two inputs of the graph are named 'x'/);
+  });
   await local(async () => {
     const b = new MLGraphBuilder(context);
     const x = b.input('x', f32([2]));
