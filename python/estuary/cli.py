@@ -9,8 +9,8 @@ import time
 import numpy as np
 
 from estuary.errors import EstuaryError, InternalError
+from estuary.importers import FORMATS
 
-FORMATS = ["coreml", "nnef", "webnn", "nnapi", "nn"]
 
 
 class Progress:
