@@ -172,6 +172,7 @@ def _atomic_write(path: str, data: bytes) -> None:
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
+        os.chmod(tmp, 0o644)  # mkstemp makes it owner-only; a shared $ESTUARY_CACHE is readable
         os.replace(tmp, path)
     except BaseException:
         try:
