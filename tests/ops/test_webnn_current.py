@@ -234,3 +234,48 @@ def test_conv_transpose2d_within_ulp_budget(case, rng):
                                                 padding=0).numpy()
     want = want[:, :, 1:, :-1].astype(np.float32)  # padding [top 1, bottom 0, left 0, right 1]
     assert_ulp(got, want, 2 * k * k * c)
+
+
+def test_quantize_linear_wpt_blockwise_lower_rank_scale():
+    """web-platform-tests' quantizeLinear subgraph case: a [2, 3] scale on a [1, 1, 4, 3] input
+    (left-padded to rank 4, then blocks of two rows); expected values from the WPT file."""
+    x = np.array([0.6124474406242371, 0.8857858777046204, 0.13667134940624237, 0.5645291209220886,
+                  0.8965172171592712, 0.36792829632759094, 0.6811466217041016, 0.0479511022567749,
+                  0.33355462551116943, 0.19882695376873016, 0.41167140007019043, 0.07934240251779556],
+                 np.float32).reshape(1, 1, 4, 3)
+    s = np.array([0.3804761469364166, -0.5280312299728394, 0.21947036683559418, -0.36689770221710205,
+                  0.33974137902259827, -0.4200059771537781], np.float32).reshape(2, 3)
+    z = np.array([11, 123, 24, 46, 23, 56], np.int8).reshape(2, 3)
+    got = _one("quantizeLinear", {"x": x, "s": s, "z": z}, ("input", "x"), ("scale", "s"), ("zeroPoint", "z"))
+    assert_exact(got.reshape(-1), np.array([13, 121, 25, 12, 121, 26, 44, 23, 55, 45, 24, 56], np.int8))
+
+
+def test_wpt_argument_forms_quantized_add():
+    """web-platform-tests' "quantized element-wise binary add" subgraph as written there: several
+    arguments in one object ({scale, zeroPoint}) and add's operands named inputA / inputB (the WPT
+    harness passes arguments by position); expected values from the WPT file."""
+    q = {"descriptor": {"shape": [1], "dataType": "float32"}, "data": [0.003921568859368563], "constant": True}
+    zp = {"descriptor": {"shape": [1], "dataType": "int8"}, "data": [-128], "constant": True}
+    doc = {"inputs": {"inputA": {"descriptor": {"shape": [1, 1, 2, 3], "dataType": "float32"}},
+                      "inputB": {"descriptor": {"shape": [1, 1, 2, 3], "dataType": "int8"},
+                                 "data": [2, 7, 8, 11, 5, 23], "constant": True},
+                      "s": q, "z": zp},
+           "operators": [
+               {"name": "quantizeLinear", "arguments": [{"input": "inputA"}, {"scale": "s", "zeroPoint": "z"}],
+                "outputs": "qa"},
+               {"name": "dequantizeLinear", "arguments": [{"input": "qa"}, {"scale": "s", "zeroPoint": "z"}],
+                "outputs": "da"},
+               {"name": "dequantizeLinear", "arguments": [{"input": "inputB"}, {"scale": "s", "zeroPoint": "z"}],
+                "outputs": "db"},
+               {"name": "add", "arguments": [{"inputA": "da"}, {"inputB": "db"}], "outputs": "sum"},
+               {"name": "quantizeLinear", "arguments": [{"input": "sum"}, {"scale": "s", "zeroPoint": "z"}],
+                "outputs": "qs"},
+               {"name": "dequantizeLinear", "arguments": [{"input": "qs"}, {"scale": "s", "zeroPoint": "z"}],
+                "outputs": "output"}],
+           "expectedOutputs": {"output": {}}}
+    a = np.array([0.41167140007019043, 0.0479511022567749, 0.33355462551116943, 0.19882695376873016,
+                  0.41167140007019043, 0.07934240251779556], np.float32).reshape(1, 1, 2, 3)
+    got = run_graph(doc, {"inputA": a})["output"]
+    want = np.array([0.9215686917304993, 0.5764706134796143, 0.8666667342185974, 0.7450980544090271,
+                     0.9333333969116211, 0.6705882549285889], np.float32).reshape(1, 1, 2, 3)
+    assert_ulp(got, want, 1)
