@@ -317,6 +317,8 @@ def test_duplicate_inputs_and_output_paths(model, tmp_path):
     np.save(tmp_path / "x.npy", np.ones((2, 2), np.float32))
     r = cli("estuary", "run", vmfb, "--input", f"x={tmp_path / 'x.npy'}", "--input", f"x={tmp_path / 'x.npy'}")
     assert r.returncode == 1 and "--input x is given twice" in r.stderr
+    r = cli("estuary", "run", vmfb, "--shape", "x=2x2", "--random-inputs")
+    assert r.returncode == 1 and "--shape apply to models; this is a compiled artefact" in r.stderr, r.stderr
     r = cli("estuary", "compile", model, "-o", "", cwd=tmp_path)
     assert r.returncode == 1 and "-o/--output is empty" in r.stderr and not (tmp_path / "m.vmfb.tmp").exists()
     r = cli("estuary", "compile", model, "-o", tmp_path / "absent" / "m.vmfb")

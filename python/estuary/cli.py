@@ -204,7 +204,7 @@ def _load(args):
     options = {"target": getattr(args, "target", None), "format": getattr(args, "format", None),
                "shapes": _shapes(args)}
     if _is_artifact(path):
-        given = [f"--{k}" for k, v in options.items() if v]
+        given = [f"--{k.rstrip('s')}" for k, v in options.items() if v]  # --target, --format, --shape
         if given:
             raise EstuaryError(f"{path}: {', '.join(given)} apply to models; this is a compiled artefact")
         return estuary.load(path, device=args.device, threads=args.threads)
