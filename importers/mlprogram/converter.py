@@ -89,6 +89,7 @@ class Context(ConversionContext):
         self.block = self.function.block_specializations[opset]
         self.env: dict[str, Any] = {}
         self.bool_names: set[str] = set()
+        self.extra_signature: dict[str, Any] = {}  # classifiers: class labels (ops/classify.py)
 
     # ------------------------------------------------------------ diagnostics
 
@@ -219,7 +220,7 @@ class Context(ConversionContext):
         if tt is None or isinstance(value, str):
             return
         name, dims = tt
-        if isinstance(value, list):
+        if isinstance(value, list) or name == "STRING":
             return
         shape = list(self.spec(value).shape) if isinstance(value, ir.Value) else list(np.shape(value))
         if len(shape) != len(dims) or any(d is not None and d != s for d, s in zip(dims, shape)):
@@ -292,6 +293,7 @@ class Context(ConversionContext):
         self.convert_ops(self.block.operations)
         outputs = self.outputs()
         nn = self.graph.finish(outputs)
+        nn.extra_signature = self.extra_signature
         bools = {n: dtypes.BOOL for n, _ in outputs if n in self.bool_names}
         bools.update({i.name: dtypes.BOOL for i in self.function.inputs if i.name in self.bool_names})
         if bools:

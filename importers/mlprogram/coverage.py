@@ -12,7 +12,6 @@ REASONS = {
     "non_zero": "data-dependent output shape",
     "non_maximum_suppression": "not yet (MIL's four-output form)",
     "read_state": "not yet (stateful models)",
-    "classify": "not yet (classifier outputs of ML Programs)",
 }
 
 

@@ -182,3 +182,22 @@ def test_mixed_torch_ops(tmp_path):
     package = convert(model, x, tmp_path, "mixed")
     got = only(estuary.load(estuary.compile(package)).run({"x": x.numpy()}))
     np.testing.assert_allclose(got, model(x).detach().numpy(), rtol=1e-4, atol=1e-5)
+
+
+def test_classifier(tmp_path):
+    """ct.ClassifierConfig adds MIL classify: the label comes back as the label, the probabilities
+    as a vector in label order."""
+    import coremltools as ct
+
+    torch.manual_seed(5)
+    model = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.Softmax(dim=1)).eval()
+    x = torch.randn(1, 4)
+    ml = ct.convert(torch.jit.trace(model, x), inputs=[ct.TensorType(name="x", shape=x.shape)],
+                    convert_to="mlprogram", classifier_config=ct.ClassifierConfig(["cat", "dog", "bird"]),
+                    compute_precision=ct.precision.FLOAT32)
+    path = str(tmp_path / "classifier.mlpackage")
+    ml.save(path)
+    got = estuary.load(estuary.compile(path)).run({"x": x.numpy()})
+    want = model(x).detach().numpy()[0]
+    np.testing.assert_allclose(got["classLabel_probs"], want, rtol=1e-5, atol=1e-6)
+    assert list(got["classLabel"]) == [["cat", "dog", "bird"][int(np.argmax(want))]]
