@@ -112,3 +112,18 @@ def test_recurrent_layers(tmp_path, rng):
         g = got[name]
         assert g.size == e.size, name
         np.testing.assert_allclose(g.reshape(e.shape), e, rtol=2e-5, atol=2e-6, err_msg=name)
+
+
+@pytest.mark.parametrize("batch", [1, 2])
+def test_gru_without_initial_state(tmp_path, rng, batch):
+    """A GRU over a sequence with its initial state omitted (zeros): at batch 1 the products of the
+    constant zero state failed inside IREE ("failed to move consumer into region")."""
+    x = rng.standard_normal((S, batch, X, 1, 1)).astype(np.float32)
+    rnd = lambda *s: (rng.standard_normal(s) * 0.5).astype(np.float32)  # noqa: E731
+    b = NeuralNetworkBuilder([("x", datatypes.Array(S, batch, X, 1, 1))], [("y", None), ("h", None)])
+    b.add_gru("gru", [rnd(H, H) for _ in range(3)], [rnd(H, X) for _ in range(3)], [rnd(H) for _ in range(3)], H, X,
+              ["x"], ["y", "h"], output_all=True)
+    got = run(save(b, tmp_path), {"x": x})
+    y, h = ref_gru(b.spec.neuralNetwork.layers[0].gru, x[:, :, :, 0, 0].astype(np.float64), np.zeros((batch, H)))
+    np.testing.assert_allclose(got["y"].reshape(y.shape), y, rtol=2e-5, atol=2e-6)
+    np.testing.assert_allclose(got["h"].reshape(h.shape), h, rtol=2e-5, atol=2e-6)

@@ -28,9 +28,13 @@ class _Cell:
         self.seq, self.batch, self.n_in, self.n_out = shape[0], shape[1], n_in, n_out
         self.x = c.reshape(x, [self.seq, self.batch, n_in])
 
-    def state(self, layer, k):
-        """Initial state from optional input k ([1, B, H, 1, 1]), zeros when absent."""
+    def state(self, layer, k, zeros=True):
+        """Initial state from optional input k ([1, B, H, 1, 1]); when absent, zeros (None unless
+        `zeros`: the caller then leaves out the products of the zero state, which IREE cannot
+        always compile when they are constant: "failed to move consumer into region")."""
         c = self.c
+        if not zeros and not (len(layer.input) > k and layer.input[k]):
+            return None
         if len(layer.input) > k and layer.input[k]:
             v = c.input(layer, k)
             c.check(c.spec(v).size == self.batch * self.n_out,
@@ -55,6 +59,8 @@ class _Cell:
         c = self.c
         acc = None
         for v, w in terms:
+            if v is None:  # a product of the omitted (zero) initial state
+                continue
             y = c.op("gemm", [v, w], b_transpose=True)
             acc = y if acc is None else c.op("add", [acc, y])
         if bias is not None:
@@ -132,15 +138,17 @@ def gru(c, layer):
          for k in ("update", "reset", "output")}
     B = {k: cell.vector(getattr(p, f"{k}GateBiasVector"), f"{k}GateBiasVector", p.hasBiasVectors)
          for k in ("update", "reset", "output")}
-    h = cell.state(layer, 1)
+    h = cell.state(layer, 1, zeros=False)  # None: zeros, whose products step 0 leaves out
     one = c.const(np.float32(1.0))
     outs = [None] * cell.seq
     for t in _order(cell.seq, p.reverseInput):
         x = cell.step_input(t)
         z = cell.act(f, cell.affine([(x, W["update"]), (h, R["update"])], B["update"]))
         r = cell.act(f, cell.affine([(x, W["reset"]), (h, R["reset"])], B["reset"]))
-        o = cell.act(g, cell.affine([(x, W["output"]), (c.op("mul", [h, r]), R["output"])], B["output"]))
-        h = c.op("add", [c.op("mul", [c.op("sub", [one, z]), o]), c.op("mul", [z, h])])
+        hr = None if h is None else c.op("mul", [h, r])
+        o = cell.act(g, cell.affine([(x, W["output"]), (hr, R["output"])], B["output"]))
+        h = c.op("mul", [c.op("sub", [one, z]), o]) if h is None else \
+            c.op("add", [c.op("mul", [c.op("sub", [one, z]), o]), c.op("mul", [z, h])])
         outs[t] = h
     last = outs[0] if p.reverseInput else outs[-1]
     seq_out = cell.sequence(outs, True) if p.sequenceOutput else cell.final(last)
