@@ -261,6 +261,11 @@ def test_foreign_files_are_named(model, tmp_path):
     assert cli("estuary", "compile", model, "-o", vmfb, "--quiet").returncode == 0
     r = cli("estuary", "compile", vmfb)
     assert r.returncode == 1 and "compiled artefact (.vmfb), not a model" in r.stderr, r.stderr
+    damaged = tmp_path / "damaged.vmfb"  # the suffix keeps a file with a broken header an artefact
+    damaged.write_bytes(b"\0" * 300)
+    for command in ("run", "info"):
+        r = cli("estuary", command, damaged)
+        assert r.returncode == 1 and "corrupted artefact" in r.stderr, r.stderr
 
 
 def test_shape_is_checked_for_every_format(model, tmp_path):

@@ -228,7 +228,7 @@ def _is_artifact(path):
         if os.path.isdir(path):
             return False
         with open(path, "rb") as f:
-            return is_vmfb(f.read(512))
+            return is_vmfb(f.read(512)) or path.lower().endswith(".vmfb")
     except OSError as e:
         raise EstuaryError(f"{path}: cannot read ({e.strerror})") from None
 

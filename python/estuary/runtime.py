@@ -490,7 +490,7 @@ def load(artifact_or_path: Artifact | str | os.PathLike[str] | bytes | bytearray
                 head = f.read(512)
     except OSError as e:
         raise EstuaryError(f"{path}: cannot read ({e.strerror})") from None
-    if not is_vmfb(head):
+    if not is_vmfb(head) and not path.lower().endswith(".vmfb"):  # a damaged .vmfb stays an artefact
         from estuary.cache import load_model
 
         return load_model(path, device, threads, target=target, format=format, shapes=shapes, cache=cache,
