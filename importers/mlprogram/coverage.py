@@ -19,7 +19,7 @@ def registry() -> dict[str, set[int]] | None:
     """Public MIL op -> the iOS versions whose opset defines it, from coremltools' SSAOpRegistry
     (None when coremltools' converters cannot be imported)."""
     try:
-        from coremltools.converters.mil.mil.ops.registry import SSAOpRegistry
+        from coremltools.converters.mil.mil.ops.registry import SSAOpRegistry  # type: ignore[import-untyped]
     except Exception:  # coremltools missing or broken: the caller keeps the frozen table
         return None
     out: dict[str, set[int]] = {}

@@ -64,11 +64,11 @@ def convert_affine_dequantize(c: Any, op: Any) -> Any:
 
 
 def _unpack(packed: np.ndarray, nbits: int, count: int) -> np.ndarray:
-    bits = np.unpackbits(np.asarray(packed, dtype=np.uint8), bitorder="little")
-    if bits.size < count * nbits:
-        raise ValueError(f"the packed data holds {bits.size} bits, fewer than {count} x {nbits}")
-    bits = bits[: count * nbits].reshape(count, nbits).astype(np.int64)
-    return (bits << np.arange(nbits)).sum(axis=1)
+    flat = np.unpackbits(np.asarray(packed, dtype=np.uint8), bitorder="little")
+    if flat.size < count * nbits:
+        raise ValueError(f"the packed data holds {flat.size} bits, fewer than {count} x {nbits}")
+    bits = flat[: count * nbits].reshape(count, nbits).astype(np.int64)
+    return np.asarray((bits << np.arange(nbits)).sum(axis=1))
 
 
 def _blocks(c: Any, data_shape: tuple[int, ...], param_shape: tuple[int, ...], what: str) -> list[int]:

@@ -74,8 +74,8 @@ for _mil, (_nn, _fn) in _BINARY.items():
     _binary(_mil, _nn, _fn)
 for _mil, (_nn, _fn) in _COMPARE.items():
     _compare(_mil, _nn, _fn)
-for _mil, (_nn, _fn) in _LOGICAL.items():
-    _logical(_mil, _nn, _fn)
+for _mil, (_nn, _lf) in _LOGICAL.items():
+    _logical(_mil, _nn, _lf)
 
 
 @OPS.op("not_equal")

@@ -33,7 +33,7 @@ def _gates(w: np.ndarray, order: list[int], n: int) -> np.ndarray:
 
 def _weights(c: Any, op: Any, direction: str, n: int, order: list[int], keys: tuple[str, ...]) -> list[Any]:
     """Per key, the forward (and backward) parameters stacked [dirs, ...], gates reordered."""
-    out = []
+    out: list[Any] = []
     for key in keys:
         fwd = c.val(op, key, None)
         if fwd is None:

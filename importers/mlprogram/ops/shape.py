@@ -290,7 +290,7 @@ def convert_fill_like(c: Any, op: Any) -> Any:
 def convert_range_1d(c: Any, op: Any) -> Any:
     start, end, step = (np.asarray(c.val(op, k)).reshape(()) for k in ("start", "end", "step"))
     c.check(step != 0, "step must not be 0")
-    return np.arange(start, end, step).astype(np.result_type(start, end, step))
+    return np.arange(start.item(), end.item(), step.item()).astype(np.result_type(start, end, step))
 
 
 def _depth_to_space(c: Any, x: Any, b: int) -> Any:
