@@ -427,3 +427,4 @@ def test_coremltools_model_object(tmp_path):
     mlmodel = ct.models.MLModel(path, skip_model_load=True)
     art = estuary.compile(mlmodel)
     assert art.inputs == estuary.compile(path).inputs
+    assert estuary.compile(mlmodel, format="coreml").inputs == art.inputs  # was a raw TypeError
