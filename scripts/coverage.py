@@ -67,12 +67,25 @@ def _table(section, title, spec, supported, unit, note=""):
     return summary + ".\n\n" + "\n".join(rows)
 
 
+# The current spec's MLGraphBuilder operations beyond webnn.txt's (the WebNN IDL as published with
+# web-platform-tests' interfaces/webnn.idl and webmachinelearning.github.io/webnn, 2025).
+WEBNN_CURRENT_ADDED = ["cumulativeSum", "dequantizeLinear", "gatherElements", "gatherND", "isInfinite", "isNaN",
+                       "logicalAnd", "logicalOr", "logicalXor", "notEqual", "quantizeLinear", "reverse",
+                       "roundEven", "scatterElements", "scatterND", "sign", "tile"]
+
+
 def webnn_table():
     spec = webnn_spec_ops() or _frozen("webnn")
     ops = webnn_supported()
-    extra = sorted(set(ops) - set(spec))
-    note = "; also accepted (later WebNN drafts): " + ", ".join(f"`{e}`" for e in extra) if extra else ""
-    return _table("webnn", "WebNN operation", spec, ops, "operations of the WebNN spec", note)
+    current = sorted(set(spec) | set(WEBNN_CURRENT_ADDED))
+    done = sum(name in ops for name in current)
+    missing = [f"`{n}`" for n in current if n not in ops]
+    note = (f"; of the current spec (its {len(WEBNN_CURRENT_ADDED)} newer operations listed after the table): "
+            f"**{done} / {len(current)}**" + (f", missing {', '.join(missing)}" if missing else ""))
+    table = _table("webnn", "WebNN operation", spec, ops, "operations of the WebNN spec", note)
+    later = ["", "", "| later WebNN operation | status |", "|---|---|"]
+    later += [f"| {name} | {'supported' if name in ops else 'not yet'} |" for name in WEBNN_CURRENT_ADDED]
+    return table + "\n".join(later)
 
 
 def _spec_text(name):
