@@ -299,7 +299,7 @@ def test_shape_is_checked_for_every_format(model, tmp_path):
         assert r.returncode == 1 and words in r.stderr, r.stderr
 
 
-def test_bench_options(model, tmp_path):
+def test_bench_options(model, tmp_path, cache_env):
     vmfb = tmp_path / "m.vmfb"
     assert cli("estuary", "compile", model, "-o", vmfb, "--quiet").returncode == 0
     r = cli("estuary", "bench", vmfb, "--iterations", "0")
@@ -311,6 +311,8 @@ def test_bench_options(model, tmp_path):
     assert r.returncode == 0, r.stderr
     result = json.loads(r.stdout)
     assert result["iterations"] == 3 and result["random_inputs"] == [] and 0 < result["min_ms"] <= result["p99_ms"]
+    r = cli("estuary", "bench", model, "--iterations", "2", "--json")  # a model: the compile line goes to stderr
+    assert r.returncode == 0 and json.loads(r.stdout)["iterations"] == 2 and "compiled" in r.stderr, r.stderr
     np.save(tmp_path / "bad.npy", np.ones((3,), np.float32))
     r = cli("estuary", "bench", vmfb, "--input", f"x={tmp_path / 'bad.npy'}")
     assert r.returncode == 1 and "has shape [3]" in r.stderr

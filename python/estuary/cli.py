@@ -68,9 +68,9 @@ def _progress(args):
 
 
 def _say(args, text):
-    """A summary line on stdout (none with --quiet)."""
+    """A summary line on stdout (none with --quiet; on stderr when stdout carries --json)."""
     if not getattr(args, "quiet", False):
-        print(text)
+        print(text, file=sys.stderr if getattr(args, "json", False) else sys.stdout)
 
 
 def _import(args):
