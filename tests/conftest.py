@@ -5,6 +5,11 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))  # tests import `helpers`
 
+if "ESTUARY_CACHE" not in os.environ:  # the suite's compile-cache entries never land in ~/.cache/estuary
+    import tempfile
+
+    os.environ["ESTUARY_CACHE"] = os.path.join(tempfile.gettempdir(), f"estuary-test-cache-{os.getuid()}")
+
 
 def _vulkan_available():
     try:
