@@ -145,3 +145,17 @@ def test_clear_errors(tmp_path, add, message):
     add(b)
     with pytest.raises(VerificationError, match=message):
         run(save(b, tmp_path), {"x": np.zeros((2, 3), np.float32), "n": np.ones(1, np.float32)})
+
+
+@pytest.mark.parametrize("begin", [0.0, 2.0, -3.0, -5.0])
+def test_slice_by_size_with_a_run_time_begin(tmp_path, rng, begin):
+    """sliceBySize whose begin is a model input: the output shape (size) is static, so the window's
+    offset is computed at run time (it was refused as data-dependent); negative begin counts from
+    the end."""
+    x = rng.standard_normal((2, 5, 3)).astype(np.float32)
+    b = builder([("x", x.shape), ("begin", (1,))], ["y", "z"])
+    b.add_slice_by_size("y", ["x", "begin"], "y", axis=1, size=2)
+    b.add_slice_by_size("z", ["x", "begin"], "z", axis=-2, size=3)
+    got = run(save(b, tmp_path), {"x": x, "begin": np.array([begin], np.float32)})
+    start = int(begin) + 5 if begin < 0 else int(begin)
+    check(got, {"y": x[:, start:start + 2], "z": x[:, start:start + 3]})

@@ -13,7 +13,7 @@ import numpy as np
 
 from estuary.importers.coreml.classic import as_nchw, border, restore
 from estuary.importers.coreml.converter import params
-from estuary.importers.coreml.nd import axis_of, constant_input, int_list, shape_of
+from estuary.importers.coreml.nd import axis_of, constant_array, constant_input, int_list, shape_of
 from estuary.importers.coreml.ops import OPS
 
 
@@ -408,11 +408,15 @@ def convert_slice_dynamic(c, layer):
 
 @OPS.op("sliceBySize")
 def convert_slice_by_size(c, layer):
-    """x[..., begin:begin + size, ...] along `axis`; begin (input 1) must be a constant."""
+    """x[..., begin:begin + size, ...] along `axis`. The output shape is static (size), so a
+    `begin` computed at run time is fine: a gather of begin + 0..size-1, begin clamped so that the
+    window stays inside the axis (negative begin counts from the end)."""
     p = layer.sliceBySize
     x = c.input(layer)
     shape = shape_of(c, x)
     axis = axis_of(c, int(p.axis), len(shape))
+    if constant_array(c.input(layer, 1)) is None:
+        return _slice_by_size_at_run_time(c, layer, x, shape, axis, int(p.size))
     b = int_list(c, constant_input(c, layer, 1, "begin"), "begin")
     c.check(len(b) == 1, f"begin must hold one value, got {b}")
     begin = b[0] + shape[axis] if b[0] < 0 else b[0]
@@ -420,6 +424,18 @@ def convert_slice_by_size(c, layer):
     c.check(size > 0 and 0 <= begin and begin + size <= shape[axis],
             f"window {b[0]}..{b[0] + size} is outside dimension {axis} of size {shape[axis]}")
     return _slice_axis(c, x, axis, range(begin, begin + size))
+
+
+def _slice_by_size_at_run_time(c, layer, x, shape, axis, size):
+    c.check(0 < size <= shape[axis], f"size {size} does not fit dimension {axis} of size {shape[axis]}")
+    begin = c.input(layer, 1)
+    c.check(c.spec(begin).size == 1, f"begin must hold one value, got shape {list(c.spec(begin).shape)}")
+    begin = c.reshape(begin if c.spec(begin).dtype == "float32" else c.op("cast", [begin], to="float32"), [1])
+    wrapped = c.op("add", [begin, c.const(np.float32([shape[axis]]))])
+    begin = c.op("where", [c.op("lesser", [begin, c.const(np.float32([0]))]), wrapped, begin])
+    begin = c.op("clamp", [begin], min_value=0.0, max_value=float(shape[axis] - size))
+    start = c.op("cast", [begin], to="int32")
+    return c.op("gather", [x, c.op("add", [start, c.const(np.arange(size, dtype=np.int32))])], axis=axis)
 
 
 @OPS.op("constantPad")
