@@ -450,7 +450,8 @@ op('reshape', [['input', 'operand'], ['newShape', 'uints']], {}, (w, { input, ne
 });
 op('expand', [['input', 'operand'], ['newShape', 'uints']], {}, (w, { input, newShape }) => {
   if (newShape.includes(0)) fail(w, `newShape [${newShape}] has a zero dimension`);
-  return desc(input.dataType, broadcast(w, input.shape, newShape));
+  unidirectional(w, input.shape, newShape, 'input'); // the spec: unidirectionally broadcast to newShape
+  return desc(input.dataType, [...newShape]);
 });
 op('transpose', [['input', 'operand']], { permutation: 'uints' }, (w, { input, options }) => {
   const rank = input.shape.length;
