@@ -166,3 +166,56 @@ def test_flexible_shapes(tmp_path):
     np.testing.assert_allclose(got, np.full(2, 12.0))
     with pytest.raises(EstuaryError, match="outside"):
         import_model(path, shapes={"x": [9, 6]})
+
+
+def test_float16_inputs_and_outputs(tmp_path):
+    """iOS16+ models may declare fp16 inputs and outputs: they are float16 arrays at the boundary."""
+    from coremltools.converters.mil import Builder as mb
+
+    c = ct()
+
+    @mb.program(input_specs=[mb.TensorSpec(shape=(2, 3), dtype=c.converters.mil.mil.types.fp16)],
+                opset_version=c.target.iOS16)
+    def prog(x):
+        return mb.mul(x=x, y=np.float16(3.0), name="y")
+
+    model = c.convert(prog, convert_to="mlprogram", minimum_deployment_target=c.target.iOS16)
+    path = str(tmp_path / "fp16io.mlpackage")
+    model.save(path)
+    x = np.array([[1.5, -2.0, 0.25], [4.0, 8.0, -0.5]], np.float16)
+    got = estuary.load(estuary.compile(path)).run({"x": x})["y"]
+    assert got.dtype == np.float16
+    np.testing.assert_array_equal(got, (x.astype(np.float64) * 3).astype(np.float16))
+
+
+def test_function_selection(tmp_path):
+    """A multifunction package: the default function, or one chosen by name; an unknown name is a
+    clear error listing the functions."""
+    from coremltools.converters.mil import Builder as mb
+
+    c = ct()
+    paths = []
+    for name, factor in (("double", 2.0), ("triple", 3.0)):
+        @mb.program(input_specs=[mb.TensorSpec(shape=(3,))], opset_version=c.target.iOS18)
+        def prog(x):
+            return mb.mul(x=x, y=factor, name="y")
+
+        model = c.convert(prog, convert_to="mlprogram", minimum_deployment_target=c.target.iOS18,
+                          compute_precision=c.precision.FLOAT32)
+        paths.append(str(tmp_path / f"{name}.mlpackage"))
+        model.save(paths[-1])
+    desc = c.utils.MultiFunctionDescriptor()
+    desc.add_function(paths[0], src_function_name="main", target_function_name="double")
+    desc.add_function(paths[1], src_function_name="main", target_function_name="triple")
+    desc.default_function_name = "triple"
+    multi = str(tmp_path / "multi.mlpackage")
+    c.utils.save_multifunction(desc, multi)
+    from estuary.importers import mlprogram
+
+    x = np.array([1.0, -2.0, 0.5], np.float32)
+    got = estuary.load(estuary.compile(multi)).run({"x": x})["y"]
+    np.testing.assert_array_equal(got, x * 3)
+    got = estuary.load(estuary.compile(mlprogram.load_model(multi, function="double"))).run({"x": x})["y"]
+    np.testing.assert_array_equal(got, x * 2)
+    with pytest.raises(ModelImportError, match="no function 'quadruple'.*double, triple"):
+        mlprogram.load_model(multi, function="quadruple")

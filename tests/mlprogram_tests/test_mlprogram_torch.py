@@ -113,6 +113,64 @@ class TinyEncoder(torch.nn.Module):
         return self.head(self.layers(self.emb(ids) + self.pos).mean(1))
 
 
+class TinyDecoder(torch.nn.Module):
+    """GPT-style: token and position embeddings, causal self-attention, tanh-GELU MLP, LM head."""
+
+    def __init__(self):
+        super().__init__()
+        self.emb, self.pos = torch.nn.Embedding(40, D), torch.nn.Embedding(T, D)
+        self.qkv, self.out = torch.nn.Linear(D, 3 * D), torch.nn.Linear(D, D)
+        self.ln1, self.ln2 = torch.nn.LayerNorm(D), torch.nn.LayerNorm(D)
+        self.mlp = torch.nn.Sequential(torch.nn.Linear(D, 4 * D), torch.nn.GELU(approximate="tanh"),
+                                       torch.nn.Linear(4 * D, D))
+        self.head = torch.nn.Linear(D, 40, bias=False)
+        self.register_buffer("mask", torch.tril(torch.ones(T, T)).bool())
+
+    def forward(self, ids):
+        x = self.emb(ids) + self.pos(torch.arange(T))
+        qkv = self.qkv(self.ln1(x)).reshape(-1, T, 3, H, D // H).permute(2, 0, 3, 1, 4)
+        q, k, v = qkv[0], qkv[1], qkv[2]
+        a = ((q @ k.transpose(-1, -2)) * (D // H) ** -0.5).masked_fill(~self.mask, float("-inf")).softmax(-1)
+        x = x + self.out((a @ v).transpose(1, 2).reshape(-1, T, D))
+        return self.head(x + self.mlp(self.ln2(x)))
+
+
+class TinyMobileNet(torch.nn.Module):
+    """MobileNetV2/V3-style: inverted residual with depthwise conv, ReLU6, hardswish, squeeze-excite."""
+
+    def __init__(self):
+        super().__init__()
+        bn = torch.nn.BatchNorm2d
+        self.stem = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, 2, 1, bias=False), bn(8), torch.nn.ReLU6())
+        self.block = torch.nn.Sequential(
+            torch.nn.Conv2d(8, 24, 1, bias=False), bn(24), torch.nn.ReLU6(),
+            torch.nn.Conv2d(24, 24, 3, 2, 1, groups=24, bias=False), bn(24), torch.nn.Hardswish(),
+            torch.nn.Conv2d(24, 12, 1, bias=False), bn(12))
+        self.se = torch.nn.Sequential(torch.nn.AdaptiveAvgPool2d(1), torch.nn.Conv2d(12, 4, 1), torch.nn.ReLU(),
+                                      torch.nn.Conv2d(4, 12, 1), torch.nn.Hardsigmoid())
+        self.fc = torch.nn.Linear(12, 7)
+
+    def forward(self, x):
+        y = self.block(self.stem(x))
+        return self.fc(F.adaptive_avg_pool2d(y * self.se(y), 1).flatten(1))
+
+
+@pytest.mark.parametrize("precision", ["fp32", "fp16"])
+@pytest.mark.parametrize("kind", ["decoder", "mobilenet"])
+def test_decoder_and_mobilenet(tmp_path, kind, precision):
+    torch.manual_seed(6)
+    if kind == "decoder":
+        model, x = TinyDecoder(), torch.randint(0, 40, (2, T))
+        feed = {"x": x.numpy().astype(np.int32)}
+    else:
+        model, x = randomize_bn(TinyMobileNet()), torch.randn(1, 3, 32, 32)
+        feed = {"x": x.numpy()}
+    package = convert(model.eval(), x, tmp_path, kind, precision=precision)
+    got = only(estuary.load(estuary.compile(package)).run(feed))
+    tol = 1e-4 if precision == "fp32" else 1e-2
+    np.testing.assert_allclose(got, model(x).detach().numpy(), rtol=tol, atol=tol)
+
+
 def cli_compile(package, folder):
     out = os.path.join(str(folder), "model.vmfb")
     subprocess.run([sys.executable, "-m", "estuary", "compile", "-q", package, "-o", out], check=True)
