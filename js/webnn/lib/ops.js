@@ -564,13 +564,20 @@ op('triangular', [['input', 'operand']], { upper: 'bool', diagonal: 'int' }, (w,
   if (input.shape.length < 2) fail(w, 'input must have rank 2 or more');
   return desc(input.dataType, input.shape);
 });
+const QUANTIZED = ['int4', 'uint4', 'int8', 'uint8', 'int32'];
 for (const n of ['quantizeLinear', 'dequantizeLinear']) {
   op(n, [['input', 'operand'], ['scale', 'operand'], ['zeroPoint', 'operand']], {}, (w, { input, scale, zeroPoint }) => {
+    oneOf(w, 'scale', scale.dataType, FLOATS);
+    oneOf(w, 'zeroPoint', zeroPoint.dataType, QUANTIZED);
+    if (n === 'quantizeLinear') sameType(w, [['input', input], ['scale', scale]]);
+    else sameType(w, [['input', input], ['zeroPoint', zeroPoint]]);
     if (scale.shape.length !== input.shape.length || zeroPoint.shape.length !== input.shape.length) {
       fail(w, `scale and zeroPoint must have the rank of input (${input.shape.length})`);
     }
-    unidirectional(w, scale.shape, input.shape, 'scale');
     if (!same(scale.shape, zeroPoint.shape)) fail(w, 'scale and zeroPoint must have the same shape');
+    scale.shape.forEach((d, i) => { // block-wise broadcasting: each scale entry covers a block of the input
+      if (input.shape[i] % d !== 0) fail(w, `scale of shape [${scale.shape}] is not block-wise broadcastable to [${input.shape}]`);
+    });
     return desc(n === 'quantizeLinear' ? zeroPoint.dataType : scale.dataType, input.shape);
   });
 }

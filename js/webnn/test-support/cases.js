@@ -239,7 +239,8 @@ function makeCase(op, g) {
     if (g.maybe()) options.diagonal = g.int(-2, 2);
   } else if (op === 'quantizeLinear' || op === 'dequantizeLinear') {
     const x = g.shape(g.int(1, 3));
-    const qs = x.map((d) => (g.maybe() ? 1 : d));
+    let qs = x.map((d) => (g.maybe() ? 1 : d % 2 === 0 && g.maybe() ? d / 2 : d)); // block-wise too
+    if (g.maybe(0.1)) qs = qs.slice(1);
     const q = g.pick(['int8', 'uint8', 'int32']);
     args.push(['input', operand(op === 'quantizeLinear' ? t : q, x)], ['scale', operand(t, qs)], ['zeroPoint', operand(q, qs)]);
   } else if (['gru', 'lstm', 'gruCell', 'lstmCell'].includes(op)) {
