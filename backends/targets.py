@@ -21,6 +21,7 @@ class Target:
     output_storage: bool = False  # results written into caller-provided buffers (abi.output_storage)
     after_lowering: tuple[str, ...] = ()  # passes run on the lowered module (workarounds)
     target_flags: Callable[[CompileOptions], list[str]] = field(default=lambda options: [])
+    retunes: bool = False  # IREE's tile choices pass through backends/llvm_cpu/retune.py (phases.py)
 
     def flags(self, options: CompileOptions, *, keep_f64: bool = False) -> list[str]:
         """Every IREE flag of a compile for this target with `options`; `keep_f64`: a lowering
@@ -33,7 +34,7 @@ class Target:
 
 TARGETS = {t.name: t for t in (
     Target("llvm-cpu", "local-task", ("--iree-hal-target-device=local", "--iree-hal-local-target-device-backends=llvm-cpu"),
-           gpu=False, output_storage=True, target_flags=llvm_cpu.flags),
+           gpu=False, output_storage=True, target_flags=llvm_cpu.flags, retunes=True),
     Target("vulkan-spirv", "vulkan", ("--iree-hal-target-device=vulkan",), gpu=True,
            after_lowering=("spirv-isolate-reductions",), target_flags=spirv.vulkan_flags),
     Target("cuda", "cuda", ("--iree-hal-target-device=cuda", "--iree-cuda-target=sm_80"), gpu=True),

@@ -124,6 +124,24 @@ def bench_model(name, workdir, iterations, optimize=True, flags=(), threads=None
             "rel_err": err}
 
 
+def machine():
+    """The CPU the figures were measured on: model name, logical CPUs and its SIMD flags (every
+    table and JSON row carries it: figures from different CPUs are not comparable)."""
+    import platform
+
+    from estuary.backends.llvm_cpu import host
+
+    name = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            name = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), name)
+    except OSError:
+        pass
+    flags = host._cpuinfo_flags() or set()
+    simd = sorted(f for f in flags if f.startswith(("avx", "amx", "fma", "sse4", "asimd", "sve")))
+    return {"cpu": name, "cpus": os.cpu_count(), "resolved": host.resolve("host"), "simd": simd}
+
+
 def geomean(values):
     return float(np.exp(np.mean(np.log(values))))
 
@@ -174,6 +192,11 @@ def main(argv=None):
             if r["rel_err"] > 1e-3:
                 print(f"warning: {name} ({fmt}) outputs differ from onnxruntime (max rel. err {r['rel_err']:.1e})",
                       file=sys.stderr)
+    where = machine()
+    for r in rows:
+        r["machine"] = where
+    print(f"{where['cpu']}, {where['cpus']} logical CPUs (--target-cpu host = {where['resolved']}), "
+          f"SIMD: {' '.join(where['simd'])}\n")
     print(table(rows))
     if args.json:
         with open(args.json, "w") as f:

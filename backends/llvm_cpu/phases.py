@@ -23,8 +23,9 @@ def _phase_setters():
     return to_phase, from_phase
 
 
-def phased_compile(session, module_op, context, workers):
-    """Compile `module_op` to executable configurations, retune them, and finish the compile.
+def phased_compile(session, module_op, context, workers, measured=True):
+    """Compile `module_op` to executable configurations, retune them (`measured`: with the
+    measured rules as well as the limits, see retune.retune), and finish the compile.
 
     Returns (ok, invocation holding the result, number of retiled ops, the configured
     module, which the invocation borrows: keep it alive while using the invocation), or None
@@ -41,7 +42,7 @@ def phased_compile(session, module_op, context, workers):
     configured = first.export_module()
     first.close()
     with context:
-        changed = retune(configured, workers)
+        changed = retune(configured, workers, measured)
     second = session.invocation()
     from_phase(second._inv_p, b"executable-configurations")
     second.import_module(configured)

@@ -8,7 +8,7 @@ from iree.compiler import ir
 
 from estuary.backends.llvm_cpu.tile_rules import (MATVEC_TAG, PIPELINE, TRANSFORM_ROWS, TRANSFORM_TERMS, UNIT_TAG,
                                                   batch_mmt4d_tiles, blocked_pointwise_tiles, conv_tiles,
-                                                  depthwise_tiles, image_conv_tiles, matvec_tiles, pointwise_tiles,
+                                                  depthwise_tiles, inner_vector, reduction_rows, image_conv_tiles, matvec_tiles, pointwise_tiles,
                                                   softmax_tiles, transform_tiles, transpose_tiles, unit_tiles)
 
 _KEYS = ("distribution", "vector_common_parallel", "vector_reduction", "vector_inner_parallel")
@@ -107,6 +107,83 @@ def _retune_softmax(func):
     for op, tiles in zip(ops, choices):
         op.attributes["lowering_config"] = _lowering_config(tiles)
     return 1
+
+
+def _retune_reduction_consumers(func, lanes):
+    """Give every op with inner-parallel vector tiles in a dispatch rooted at a row reduction
+    (a LayerNorm, an RMSNorm: reductions, their element-wise consumers and data-tiling packs)
+    inner vectors of at most `inner_vector`, and rows that fit the stack (`reduction_rows`).
+    Returns 1 when something changed."""
+    ops = [op for op in _blocks(func) if "lowering_config" in op.attributes and op.results]
+    configs = [str(op.attributes["lowering_config"]) for op in ops]
+    if not any("distribution" in c and "vector_reduction" in c for c in configs):
+        return 0
+    changed = _bound_reduction_rows(ops)
+    configs = [str(op.attributes["lowering_config"]) for op in ops]
+    for op, text in zip(ops, configs):
+        inner = _ints(text, "vector_inner_parallel")
+        extents = _shape(op.results[0])
+        if not inner or extents is None or len(extents) < len(inner):
+            continue
+        packed = _packed_tiles(op) if op.name == "linalg.pack" else {}
+        if packed is None:
+            continue
+        new = [t if t <= max(1, lanes // packed.get(i, 1)) else inner_vector(extents[i], lanes, packed.get(i, 1))
+               for i, t in enumerate(inner)]
+        if new != inner:
+            tiles = {k: v for k in _KEYS if (v := _ints(text, k)) is not None}
+            tiles["vector_inner_parallel"] = new
+            op.attributes["lowering_config"] = _lowering_config(tiles)
+            changed = 1
+    return changed
+
+
+def _bound_reduction_rows(ops):
+    """Apply `reduction_rows` to a dispatch rooted at a 2-D row reduction: the root's workgroup
+    rows and every op's vector rows. Returns 1 when something changed."""
+    configs = {id(op): str(op.attributes["lowering_config"]) for op in ops}
+    roots = [op for op in ops if "distribution" in configs[id(op)] and "vector_reduction" in configs[id(op)]]
+    if len(roots) != 1 or op_rank(roots[0]) != 2:
+        return 0
+    root = roots[0]
+    text = configs[id(root)]
+    dist, vec = _ints(text, "distribution"), _ints(text, "vector_common_parallel")
+    width = _shape(root.operands[0])
+    if not dist or not vec or width is None or len(width) != 2 or dist[1] or vec[1]:
+        return 0
+    values = sum(1 for op in ops if (_shape(op.results[0]) or [0]) and len(_shape(op.results[0]) or []) != 1
+                 and op is not root)
+    choice = reduction_rows(width[1], dist[0], vec[0], values)
+    if choice is None:
+        return 0
+    rows, step = choice
+    for op in ops:
+        tiles = {k: v for k in _KEYS if (v := _ints(configs[id(op)], k)) is not None}
+        common = tiles.get("vector_common_parallel")
+        if op is root:
+            tiles["distribution"] = [rows] + tiles["distribution"][1:]
+        if op.name != "linalg.pack" and common and common[0] > step:
+            tiles["vector_common_parallel"] = [step] + common[1:]
+        op.attributes["lowering_config"] = _lowering_config(tiles)
+    return 1
+
+
+def op_rank(op):
+    """The loop count of a linalg.generic (its iterator types), else 0."""
+    if "iterator_types" not in op.attributes:
+        return 0
+    text = str(op.attributes["iterator_types"])
+    return text.count("parallel") + text.count("reduction")
+
+
+def _packed_tiles(pack):
+    """{outer loop of a linalg.pack: its inner tile size} (identity outer order only), else None."""
+    perm = _ints(str(pack), "outer_dims_perm")
+    pos = _ints(str(pack), "inner_dims_pos")
+    tiles = _ints(str(pack), "inner_tiles")
+    if pos is None or tiles is None or (perm is not None and perm != sorted(perm)):
+        return None
+    return dict(zip(pos, tiles))
 
 
 def _lowering_config(tiles):
@@ -225,19 +302,35 @@ def vector_lanes(target):
     return None
 
 
-def retune(module, workers):
-    """Rewrite the convolution and recurrent-product tiles of every AVX-512 or AVX2 llvm-cpu
-    variant in a module configured by IREE (phase `executable-configurations`) for `workers`
-    CPU workers; returns how many ops changed."""
+def native_lanes(target):
+    """float32 lanes of an llvm-cpu variant's native vector size (any CPU IREE targets: SSE,
+    AVX, NEON, SVE...), else None."""
+    size = re.search(r"native_vector_size = (\d+)", target)
+    return max(1, int(size.group(1)) // 4) if size else None
+
+
+def retune(module, workers, measured=True):
+    """Rewrite the tiles of every llvm-cpu variant in a module configured by IREE (phase
+    `executable-configurations`) for `workers` CPU workers; returns how many dispatches changed.
+
+    On every CPU, dispatches rooted at a row reduction get tiles that fit IREE's stack and vector
+    limits (`_retune_reduction_consumers`). The measured rules (convolutions, recurrent products,
+    softmax, Winograd transforms) apply to AVX-512 and AVX2 variants only; elsewhere IREE's own
+    choices stand, as they do everywhere without `measured` (`--disable-pass cpu-tiles`)."""
     changed = 0
 
-    def visit(op, lanes):
+    def visit(op, lanes, native):
         nonlocal changed
         if op.name == "hal.executable.variant":
-            lanes = vector_lanes(str(op.attributes["target"]))
+            target = str(op.attributes["target"])
+            lanes, native = vector_lanes(target) if measured else None, native_lanes(target)
         if op.name == "func.func":
             info = op.attributes["translation_info"] if "translation_info" in op.attributes else None
-            if lanes and info is not None:
+            if info is None:
+                return
+            if native:
+                changed += _retune_reduction_consumers(op, native)
+            if lanes:
                 softmax = "_softmax_" in str(op.attributes["sym_name"])  # IREE names dispatches by their root op
                 if softmax:
                     changed += _retune_softmax(op)
@@ -246,8 +339,7 @@ def retune(module, workers):
                                 or _retune_function(op, PIPELINE in str(info), lanes, workers))
             return
         for child in _blocks(op):
-            visit(child, lanes)
+            visit(child, lanes, native)
 
-    visit(module, None)
+    visit(module, None, None)
     return changed
-

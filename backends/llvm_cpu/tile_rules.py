@@ -413,3 +413,47 @@ def softmax_tiles(row: int, tiles: dict[str, list[int]]) -> dict[str, list[int]]
     for k in inner:
         out[k] = tiles[k][:-1] + [min(row, SOFTMAX_VECTOR)]
     return out
+
+
+def inner_vector(extent: int, lanes: int, packed: int = 1) -> int:
+    """The largest `vector_inner_parallel` size for a loop of `extent` (in units of `packed`
+    elements: a pack's outer loop over tiles of `packed`) in an op fused after a row reduction:
+    one register of `lanes` float32 elements, or the largest divisor of the extent below that.
+
+    IREE's own choice for these ops changes from one compile to the next (the same module got 1,
+    16 or the whole 256-element row on 2026-11-26), and the whole-row form puts a row tile of
+    every fused value in vector registers: over IREE's vector size limit on AVX2 for a 128 x 256
+    LayerNorm feeding a data-tiled matmul. Capped at one register, it fits on every target."""
+    want = max(1, lanes // packed) if lanes % packed == 0 else 1
+    return max(d for d in range(1, min(want, extent) + 1) if extent % d == 0)
+
+
+STACK_LIMIT = 32768   # bytes: IREE's llvm-cpu `max_stack_allocation_size`
+STACK_SHARE = 0.75    # the part of it row tiles of a fused reduction dispatch may take
+
+
+def reduction_rows(width: int, distribution: int, vector: int, values: int,
+                   element_bytes: int = 4) -> tuple[int, int] | None:
+    """(workgroup rows, vector rows) for a dispatch rooted at a reduction over rows of `width`
+    elements with `values` fused consumers of row shape (element-wise ops, data-tiling packs),
+    or None to keep IREE's (`distribution`, `vector`) rows.
+
+    IREE keeps up to two workgroup tiles (a value with several consumers, such as a residual sum
+    feeding a LayerNorm and the next residual, and the normalized rows before their pack) and a
+    vector-step tile of each fused value on the stack: about 2 x distribution + values x vector
+    rows of `width` elements. IREE's 16 and 8 rows overflow its stack limit at width 256 (a
+    pre-norm transformer's LayerNorm feeding a data-tiled matmul, on AVX2 and AVX-512 alike);
+    here the rows shrink, powers of two, until they fit STACK_SHARE of the limit. The data-tiling
+    pack's row tile need not divide the workgroup rows (IREE packs partial tiles)."""
+    budget = int(STACK_LIMIT * STACK_SHARE) // (width * element_bytes)
+    if 2 * distribution + values * vector <= budget:
+        return None
+    step = 1
+    while step * 2 <= vector and step * 2 * values <= budget // 2:
+        step *= 2
+    rows = step
+    while rows * 2 <= distribution and 2 * rows * 2 <= budget - values * step:
+        rows *= 2
+    if 2 * rows + values * step > budget:
+        return None  # rows this wide do not fit whatever the tiles: keep IREE's (and its error)
+    return rows, step

@@ -81,15 +81,16 @@ def compile_nn(nn: Any, options: CompileOptions | None = None, *, progress: Prog
     _progress(progress, f"compiling for {options.target} with IREE")
     vmfb = iree_compile(nn, flags, options, stats)
     if "cpu_tiles" in stats:
-        _progress(progress, f"cpu-tiles: retiled {stats['cpu_tiles']} convolution or recurrent dispatch(es)")
+        _progress(progress, f"cpu-tiles: retiled {stats['cpu_tiles']} dispatch(es)")
     timings["iree_s"] = time.perf_counter() - t1
     return Artifact(vmfb, options.target, nn.signature(), timings, stats)
 
 
 def _execute(session: Any, nn: Any, options: CompileOptions, stats: dict[str, Any]) -> tuple[bool, Any, Any]:
-    """Run IREE's pipeline; with `options.retile`, in two phases around the llvm-cpu retuning."""
-    phased = phases.phased_compile(session, nn.module.operation, nn.context, options.workers) \
-        if options.retile else None
+    """Run IREE's pipeline; for llvm-cpu in two phases around the retuning of its tile choices
+    (the limits always, the measured rules with `options.retile`)."""
+    phased = phases.phased_compile(session, nn.module.operation, nn.context, options.workers, options.retile) \
+        if targets.get(options.target).retunes else None
     if phased is not None:
         ok, inv, stats["cpu_tiles"], keep = phased
         return ok, inv, keep
