@@ -29,8 +29,8 @@ def make_cases(work: Path, formats: tuple[str, ...], count: int, seed: int) -> l
     """`count` mutants per format, round-robin over the format's seeds, each in its own folder."""
     seeds = seed_models.write(work / "seeds", formats)
     cases = []
-    for fmt in formats:
-        for i in range(count):
+    for i in range(count):  # formats interleaved: a campaign cut short still covers each
+        for fmt in formats:
             rng = np.random.default_rng([seed, formats.index(fmt), i])
             origin = seeds[fmt][i % len(seeds[fmt])]
             folder = work / "cases" / fmt / f"{i:06d}"
