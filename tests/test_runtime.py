@@ -40,12 +40,19 @@ def test_async_and_synchronous_artefacts_run(flags, is_async, device):
         np.testing.assert_array_equal(model.run({"x": x})["y"], -x)
 
 
+class _Unconvertible:
+    def __array__(self, *args, **kwargs):
+        raise RuntimeError("boom")
+
+
 @pytest.mark.parametrize("feeds,message", [
     ({"x": np.zeros((2, 3), np.float32)}, r"missing \['k'\]"),
     ({"x": np.zeros((2, 3), np.float32), "k": np.zeros(3, np.uint8), "z": 1}, r"unexpected \['z'\]"),
     ({"x": np.zeros((2, 3), np.float32), "k": np.zeros(3, np.uint8), 3: 1, "z": 1}, r"unexpected \['z', 3\]"),
     ({"x": np.zeros((2, 3), np.float64), "k": np.zeros(3, np.uint8)}, "has dtype float64, the model expects float32"),
     ({"x": np.zeros((3, 2), np.float32), "k": np.zeros(3, np.uint8)}, r"has shape \[3, 2\], the model expects \[2, 3\]"),
+    ({"x": [[1.0, 2.0], [3.0]], "k": np.zeros(3, np.uint8)}, r"input 'x' is not an array \(ValueError"),
+    ({"x": np.zeros((2, 3), np.float32), "k": _Unconvertible()}, r"input 'k' is not an array \(RuntimeError: boom"),
 ])
 def test_bad_inputs(art, feeds, message):
     model = estuary.load(art)

@@ -261,7 +261,11 @@ class Model:
                                     f"missing {missing}, unexpected {unknown}; expected {names}")
         args = []
         for name, shape, dtype, want, signless in self._exact:
-            arr = np.asarray(feeds[name])
+            try:
+                arr = np.asarray(feeds[name])
+            except Exception as e:  # noqa: BLE001 - a ragged list, an object whose __array__ fails, ...
+                raise RuntimeInputError(f"{self.where}: input {name!r} is not an array ({type(e).__name__}: "
+                                        f"{e})") from None
             if arr.dtype != want and arr.dtype.newbyteorder("=") == want:
                 arr = arr.astype(want)  # the same values in the other byte order (a big-endian .npy)
             if arr.dtype != want:
