@@ -152,16 +152,14 @@ func.func @pow_integer(%a: tensor<4xi8>, %b: tensor<4xi8>) -> tensor<4xi8> {
 
 // -----
 
-// Float pow: |x| ** e (squaring in f64 for integer exponents on the CPU), the sign of an odd integer
-// exponent restored for negative bases, NaN for a negative base and a non-integer exponent.
+// Float pow: |x| ** e (in f64 on the CPU), the sign of an odd integer exponent restored for
+// negative bases, NaN for a finite negative base and a non-integer exponent.
 // CHECK-LABEL: func.func @pow_float_negative_base
 // CHECK: linalg.generic
-// CHECK-DAG: math.powf
+// CHECK-DAG: math.powf {{.*}} : f64
 // CHECK-DAG: math.absf
 // CHECK-DAG: math.copysign
 // CHECK-DAG: math.floor
-// CHECK-DAG: arith.fptoui
-// CHECK-DAG: arith.mulf {{.*}} : f64
 // CHECK-DAG: arith.negf
 // CHECK-DAG: arith.constant 0x7FC00000 : f32
 // CHECK-NOT: "nn.
@@ -187,4 +185,22 @@ func.func @not_equal_is_nan_is_infinite(%a: tensor<4xf32>, %b: tensor<4xf32>, %i
   %2 = "nn.is_nan"(%a) : (tensor<4xf32>) -> tensor<4xui8>
   %3 = "nn.is_infinite"(%a) : (tensor<4xf32>) -> tensor<4xui8>
   return %0, %1, %2, %3 : tensor<4xui8>, tensor<4xui8>, tensor<4xui8>, tensor<4xui8>
+}
+
+// -----
+
+// A constant exponent is specialised: x ** 3 multiplies out in f64 and restores the sign.
+// CHECK-LABEL: func.func @pow_constant_cube
+// CHECK: linalg.generic
+// CHECK-NOT: math.powf
+// CHECK: arith.extf {{.*}} to f64
+// CHECK: arith.mulf
+// CHECK: arith.mulf
+// CHECK: arith.truncf
+// CHECK: math.copysign
+// CHECK-NOT: "nn.
+func.func @pow_constant_cube(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %e = "nn.constant"() {value = dense<3.000000e+00> : tensor<f32>} : () -> tensor<f32>
+  %0 = "nn.pow"(%a, %e) : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
 }

@@ -13,6 +13,7 @@ from iree.compiler.dialects import math as mathd
 from estuary import dtypes
 from estuary.passes.lowering import common as C
 from estuary.passes.lowering import lower
+from estuary.passes.lowering.pointwise import constant_array
 
 
 def _is_float(spec):
@@ -95,52 +96,87 @@ def lower_pow(n):
     a, b = _broadcast_operands(n)
     element = C.storage(n.out).element_type
     if _is_float(n.out):
+        e = _splat_exponent(n.inputs[1])
+        if e is not None:  # one exponent for every element: specialised
+            if not n.options.gpu and (e != int(e) or abs(e) > 2):
+                n.run.results["keep_f64"] = True
+            return C.elementwise(n.out.shape, element, [a], lambda x: _constant_power(x, e, n.options.gpu))
         if not n.options.gpu:
-            n.run.results["keep_f64"] = True  # integer exponents square in float64 (IREE demotes it otherwise)
+            n.run.results["keep_f64"] = True  # pow in float64 (IREE demotes it otherwise)
         return C.elementwise(n.out.shape, element, [a, b], lambda x, e: _float_power(x, e, n.options.gpu))
     return C.elementwise(n.out.shape, element, [a, b], _integer_power(not _unsigned(n.out)))
 
 
 def _float_power(x, e, gpu):
-    """IEEE pow (C's pow): |x| ** e, negated when x is negative (or -0) and e an odd integer, NaN
-    when x is negative and e not an integer, 1 for x ** 0 and (+-1) ** +-inf. math.powf alone is
-    exp(e * log(x)) in IREE: NaN for every x < 0, and its error grows with |e * log x|; on the CPU an
-    integer exponent below 2**32 is applied by squaring in float64 instead (correctly rounded in
-    practice; Vulkan devices need not have float64)."""
+    """C's pow: |x| ** e, negated when x is negative (or -0) and e an odd integer, NaN when x is
+    finite and negative and e not an integer, 1 for x ** 0 and (+-1) ** e. math.powf alone is
+    exp(e * log(x)) in IREE: NaN for every x < 0, and in float32 its error grows with |e * log x|,
+    so the CPU computes it in float64 (Vulkan devices need not have float64)."""
     t = x.type
     pred = arith.CmpFPredicate
     k = lambda v: C.scalar_const(t, v)  # noqa: E731
     ax = mathd.absf(x)
-    r = mathd.powf(ax, e)
-    integral = arith.cmpf(pred.OEQ, mathd.floor(e), e)
-    if not gpu:
-        r = arith.select(arith.andi(integral, arith.cmpf(pred.OLT, mathd.absf(e), k(2.0 ** 32))),
-                         _power_by_squaring(ax, e), r)
+    if gpu:
+        r = mathd.powf(ax, e)
+    else:
+        f64 = ir.F64Type.get()
+        r = arith.truncf(t, mathd.powf(arith.extf(f64, ax), arith.extf(f64, e)))
     unit = arith.ori(arith.cmpf(pred.OEQ, e, k(0.0)), arith.cmpf(pred.OEQ, ax, k(1.0)))
     r = arith.select(unit, k(1.0), r)
     negative = arith.cmpf(pred.OLT, mathd.copysign(k(1.0), x), k(0.0))
+    integral = arith.cmpf(pred.OEQ, mathd.floor(e), e)
     half = arith.mulf(e, k(0.5))
     odd = arith.andi(integral, arith.cmpf(pred.ONE, mathd.floor(half), half))
     signed = arith.select(odd, arith.negf(r), r)
-    return arith.select(negative, arith.select(integral, signed, k(math.nan)), r)
+    fraction = arith.select(arith.cmpf(pred.OEQ, x, k(-math.inf)), r, k(math.nan))  # (-inf) ** 0.5 is inf
+    return arith.select(negative, arith.select(integral, signed, fraction), r)
 
 
-def _power_by_squaring(ax, e):
-    """ax ** e for ax >= 0 and an integer-valued e with |e| < 2**32, in float64 (32 squarings)."""
-    f64, i64 = ir.F64Type.get(), ir.IntegerType.get_signless(64)
-    base = arith.extf(f64, ax)
-    e64 = arith.extf(f64, e)
-    n = arith.fptoui(i64, mathd.absf(e64))
-    one_i, zero_i = C.scalar_const(i64, 1), C.scalar_const(i64, 0)
-    result = C.scalar_const(f64, 1.0)
-    for i in range(32):
-        bit = arith.andi(arith.shrui(n, C.scalar_const(i64, i)), one_i)
-        result = arith.select(arith.cmpi(arith.CmpIPredicate.ne, bit, zero_i), arith.mulf(result, base), result)
-        if i < 31:
-            base = arith.mulf(base, base)
-    inverse = arith.divf(C.scalar_const(f64, 1.0), result)
-    result = arith.select(arith.cmpf(arith.CmpFPredicate.OLT, e64, C.scalar_const(f64, 0.0)), inverse, result)
-    return arith.truncf(ax.type, result)
+def _splat_exponent(value):
+    """The exponent when `value` is a constant of one finite value that is not an integer beyond
+    64 in magnitude (those keep the general form), else None."""
+    array = constant_array(value)
+    if array is None or not array.size:
+        return None
+    e = float(array.reshape(-1)[0])
+    if not np.all(array == e) or not math.isfinite(e) or (e == int(e) and abs(e) > 64):
+        return None
+    return e
+
+
+def _constant_power(x, e, gpu):
+    """x ** e for a compile-time exponent (C's pow): an integer |e| <= 64 multiplies out by squaring
+    (beyond e = +-2 in float64 on the CPU, one rounding), the sign restored for odd e; otherwise
+    |x| ** e (in float64 on the CPU), NaN for a finite negative x."""
+    t = x.type
+    k = lambda v: C.scalar_const(t, v)  # noqa: E731
+    if e == int(e) and abs(e) <= 64:
+        n = abs(int(e))
+        gpu = gpu or n <= 2  # one product (e = 2) is already correctly rounded in the input's type
+        wide = ir.F64Type.get() if not gpu else t
+        base = arith.extf(wide, mathd.absf(x)) if not gpu else mathd.absf(x)
+        result = None
+        while n:
+            if n & 1:
+                result = base if result is None else arith.mulf(result, base)
+            n >>= 1
+            if n:
+                base = arith.mulf(base, base)
+        if result is None:
+            return k(1.0)  # x ** 0 is 1, NaN included
+        if e < 0:
+            result = arith.divf(C.scalar_const(wide, 1.0), result)
+        if not gpu:
+            result = arith.truncf(t, result)
+        return mathd.copysign(result, x) if int(e) % 2 else result
+    if gpu:
+        r = mathd.powf(mathd.absf(x), k(e))
+    else:  # float64 keeps exp(e * log x) within an ULP of the float32 result
+        f64 = ir.F64Type.get()
+        r = arith.truncf(t, mathd.powf(arith.extf(f64, mathd.absf(x)), C.scalar_const(f64, e)))
+    pred = arith.CmpFPredicate  # C's pow: NaN for a finite negative x; (-inf) ** e is inf or 0
+    finite_negative = arith.andi(arith.cmpf(pred.OLT, x, k(0.0)), arith.cmpf(pred.ONE, x, k(-math.inf)))
+    return arith.select(finite_negative, k(math.nan), r)
 
 
 def _integer_power(signed):
