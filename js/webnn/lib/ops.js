@@ -272,13 +272,17 @@ function pairOption(w, options, name, dflt, length = 2) {
   return v;
 }
 
-function convOutput(w, inSize, window, pad0, pad1, stride, dilation, what) {
+/** The spec's output size before rounding: 1 + (padded input - dilated window) / stride. */
+function convOutput(w, inSize, window, pad0, pad1, stride, dilation) {
   if (stride === 0) fail(w, 'strides must be positive');
   if (dilation === 0) fail(w, 'dilations must be positive');
-  const effective = (window - 1) * dilation + 1;
-  const padded = inSize + pad0 + pad1;
-  if (padded < effective) fail(w, `${what}: the window (${effective}) is larger than the padded input (${padded})`);
-  return (padded - effective) / stride + 1;
+  return (inSize + pad0 + pad1 - ((window - 1) * dilation + 1)) / stride + 1;
+}
+
+/** A rounded output size, which must be a valid dimension. */
+function validSize(w, size, what) {
+  if (!(size >= 1)) fail(w, `the ${what} of the output would be ${size}: the window is larger than the padded input`);
+  return size;
 }
 
 const FILTER_AXES = { // layout -> [output channels, input channels / groups, height, width] positions
@@ -320,8 +324,8 @@ op('conv2d', [['input', 'operand'], ['filter', 'operand']], { ...CONV_OPTIONS, f
     }
     if (k.fo % k.groups !== 0) fail(w, `filter output channels ${k.fo} must be divisible by groups ${k.groups}`);
     convBias(w, input, options, k.fo);
-    const oh = Math.floor(convOutput(w, k.h, k.fh, k.padding[0], k.padding[1], k.strides[0], k.dilations[0], 'height'));
-    const ow = Math.floor(convOutput(w, k.wd, k.fw, k.padding[2], k.padding[3], k.strides[1], k.dilations[1], 'width'));
+    const oh = validSize(w, Math.floor(convOutput(w, k.h, k.fh, k.padding[0], k.padding[1], k.strides[0], k.dilations[0])), 'height');
+    const ow = validSize(w, Math.floor(convOutput(w, k.wd, k.fw, k.padding[2], k.padding[3], k.strides[1], k.dilations[1])), 'width');
     return desc(input.dataType, k.nhwc ? [k.n, oh, ow, k.fo] : [k.n, k.fo, oh, ow]);
   });
 op('convTranspose2d', [['input', 'operand'], ['filter', 'operand']],
@@ -380,7 +384,7 @@ for (const n of ['averagePool2d', 'l2Pool2d', 'maxPool2d']) {
     const strides = pairOption(w, options, 'strides', [1, 1]);
     const dilations = pairOption(w, options, 'dilations', [1, 1]);
     const exact = [h, wd].map((s, i) => convOutput(w, s, window[i], padding[2 * i], padding[2 * i + 1], strides[i],
-      dilations[i], i ? 'width' : 'height'));
+      dilations[i]));
     let out;
     if (options.outputSizes) {
       out = pairOption(w, options, 'outputSizes', null);
@@ -391,6 +395,7 @@ for (const n of ['averagePool2d', 'l2Pool2d', 'maxPool2d']) {
       const round = (options.outputShapeRounding ?? options.roundingType) === 'ceil' ? Math.ceil : Math.floor;
       out = exact.map(round);
     }
+    out.forEach((s, i) => validSize(w, s, i ? 'width' : 'height'));
     return desc(input.dataType, nhwc ? [b, out[0], out[1], c] : [b, c, out[0], out[1]]);
   });
 }
