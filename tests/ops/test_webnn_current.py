@@ -296,3 +296,62 @@ def test_pow_constant_exponent(e, rng):
         # an array exponent: numpy takes sqrt for a scalar 0.5, which differs from C's pow at -inf
         want = np.power(x.astype(np.float64), np.full(x.shape, np.float32(e), np.float64)).astype(np.float32)
     assert_ulp(got, want, 2)
+
+
+def _limits(op_name, operand="input"):
+    from estuary import webnn
+
+    return webnn.ML().createContext().opSupportLimits()[op_name][operand]["dataTypes"]
+
+
+@pytest.mark.cpu_only("opSupportLimits is Estuary's, not per target (Vulkan lacks 64-bit integers)")
+@pytest.mark.parametrize("name", ["tile", "reverse", "gatherElements", "gatherND", "scatterElements", "scatterND",
+                                  "notEqual", "cumulativeSum", "sign"])
+def test_every_listed_data_type_runs(name, rng):
+    """Each data type opSupportLimits() lists for an operation's input compiles and runs, one graph
+    per operation with an output per type; data movement is checked against numpy exactly."""
+    inputs, ops, want = {}, [], {}
+    consts = {"gi": np.array([[1, 0, 2], [2, 1, 0]], np.int32), "ni": np.array([[1], [0]], np.int64)}
+    for t in _limits(name, "a" if name == "notEqual" else "input"):
+        x = (rng.integers(-3, 4, (3, 3)) if np.dtype(t).kind != "u" else rng.integers(0, 7, (3, 3))).astype(t)
+        inputs[f"x_{t}"] = x
+        out = f"y_{t}"
+        if name == "tile":
+            ops.append(op("tile", ("input", f"x_{t}"), ("repetitions", [2, 1]), outputs=out))
+            want[out] = np.tile(x, (2, 1))
+        elif name == "reverse":
+            ops.append(op("reverse", ("input", f"x_{t}"), outputs=out))
+            want[out] = x[::-1, ::-1]
+        elif name == "gatherElements":
+            ops.append(op("gatherElements", ("input", f"x_{t}"), ("indices", "gi"), axis=0, outputs=out))
+            want[out] = np.take_along_axis(x, consts["gi"].astype(np.int64), axis=0)
+        elif name == "gatherND":
+            ops.append(op("gatherND", ("input", f"x_{t}"), ("indices", "ni"), outputs=out))
+            want[out] = x[[1, 0]]
+        elif name == "scatterElements":
+            u = np.arange(6).reshape(2, 3).astype(t)
+            inputs[f"u_{t}"] = u
+            ops.append(op("scatterElements", ("input", f"x_{t}"), ("indices", "gi"), ("updates", f"u_{t}"),
+                          axis=0, outputs=out))
+            ref = x.copy()
+            np.put_along_axis(ref, consts["gi"].astype(np.int64), u, axis=0)
+            want[out] = ref
+        elif name == "scatterND":
+            u = np.arange(6).reshape(2, 3).astype(t)
+            inputs[f"u_{t}"] = u
+            ops.append(op("scatterND", ("input", f"x_{t}"), ("indices", "ni"), ("updates", f"u_{t}"), outputs=out))
+            ref = x.copy()
+            ref[[1, 0]] = u
+            want[out] = ref
+        elif name == "notEqual":
+            ops.append(op("notEqual", ("a", f"x_{t}"), ("b", f"x_{t}"), outputs=out))
+            want[out] = np.zeros((3, 3), np.uint8)
+        elif name == "cumulativeSum":
+            ops.append(op("cumulativeSum", ("input", f"x_{t}"), ("axis", 1), outputs=out))
+            want[out] = np.cumsum(x, axis=1, dtype=x.dtype)
+        else:
+            ops.append(op("sign", ("input", f"x_{t}"), outputs=out))
+            want[out] = np.sign(x).astype(x.dtype)
+    got = run_graph(graph(inputs, ops, list(want), constants=consts), inputs)
+    for k, v in want.items():
+        assert_exact(got[k], v)
