@@ -10,7 +10,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(__file__)))
 
 from fuzz import campaign, mutators  # noqa: E402
 
-COUNT = int(os.environ.get("ESTUARY_FUZZ_SMOKE_COUNT", "30"))  # mutants per format
+COUNT = int(os.environ.get("ESTUARY_FUZZ_SMOKE_COUNT", "20"))  # mutants per format
 
 
 def test_smoke_campaign(tmp_path):
