@@ -6,8 +6,6 @@ IOS = (15, 16, 17, 18)
 
 # MIL op -> reason it is not imported (shown in the coverage table and kept in step with it)
 REASONS = {
-    "affine": "not yet (grid sampling at run-time coordinates)",
-    "resample": "not yet (grid sampling at run-time coordinates)",
     "crop_resize": "not yet (run-time boxes)",
     "non_zero": "data-dependent output shape",
     "non_maximum_suppression": "not yet (MIL's four-output form)",

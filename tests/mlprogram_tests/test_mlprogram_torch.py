@@ -259,3 +259,48 @@ def test_classifier(tmp_path):
     want = model(x).detach().numpy()[0]
     np.testing.assert_allclose(got["classLabel_probs"], want, rtol=1e-5, atol=1e-6)
     assert list(got["classLabel"]) == [["cat", "dog", "bird"][int(np.argmax(want))]]
+
+
+@pytest.mark.parametrize("padding,align,mode", [("zeros", False, "bilinear"), ("border", True, "bilinear"),
+                                                ("reflection", False, "bilinear"), ("zeros", True, "nearest")])
+def test_grid_sample(tmp_path, padding, align, mode):
+    """F.grid_sample converts to MIL resample with run-time coordinates (some outside the image)."""
+    import coremltools as ct
+
+    class Sample(torch.nn.Module):
+        def forward(self, x, grid):
+            return F.grid_sample(x, grid, mode=mode, padding_mode=padding, align_corners=align)
+
+    torch.manual_seed(7)
+    x, grid = torch.randn(2, 3, 5, 6), torch.rand(2, 4, 7, 2) * 2.4 - 1.2
+    ml = ct.convert(torch.jit.trace(Sample().eval(), (x, grid)), convert_to="mlprogram",
+                    inputs=[ct.TensorType(name="x", shape=x.shape), ct.TensorType(name="grid", shape=grid.shape)],
+                    minimum_deployment_target=ct.target.iOS17, compute_precision=ct.precision.FLOAT32)
+    path = str(tmp_path / "sample.mlpackage")
+    ml.save(path)
+    got = only(estuary.load(estuary.compile(path)).run({"x": x.numpy(), "grid": grid.numpy()}))
+    np.testing.assert_allclose(got, Sample()(x, grid).numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_affine(tmp_path):
+    """MIL affine (built with the MIL builder) against torch's affine_grid + grid_sample."""
+    import coremltools as ct
+    from coremltools.converters.mil import Builder as mb
+
+    theta = np.array([[0.8, -0.3, 0.1, 0.2, 1.1, -0.2], [1.0, 0.2, -0.3, -0.1, 0.9, 0.4]], np.float32)
+
+    @mb.program(input_specs=[mb.TensorSpec(shape=(2, 3, 5, 6))])
+    def prog(x):
+        return mb.affine(x=x, transform_matrix=theta, output_height=4, output_width=7, sampling_mode="bilinear",
+                         padding_mode="constant", padding_value=0.0, coordinates_mode="normalized_minus_one_to_one",
+                         align_corners=True, name="y")
+
+    path = str(tmp_path / "affine.mlpackage")
+    ct.convert(prog, convert_to="mlprogram", minimum_deployment_target=ct.target.iOS17,
+               compute_precision=ct.precision.FLOAT32).save(path)
+    torch.manual_seed(8)
+    x = torch.randn(2, 3, 5, 6)
+    got = estuary.load(estuary.compile(path)).run({"x": x.numpy()})["y"]
+    grid = F.affine_grid(torch.tensor(theta.reshape(2, 2, 3)), (2, 3, 4, 7), align_corners=True)
+    want = F.grid_sample(x, grid, mode="bilinear", padding_mode="zeros", align_corners=True)
+    np.testing.assert_allclose(got, want.numpy(), rtol=1e-5, atol=1e-5)

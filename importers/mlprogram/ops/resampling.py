@@ -134,3 +134,106 @@ def convert_resize(c: Any, op: Any) -> Any:
 
         return lerp(c, x, len(xs) - 1, grid(sampling, xs[-1], w))
     return bilinear(c, x, sampling, h, w)
+
+
+def _pixel(c: Any, coord: Any, size: int, mode: str, align: bool) -> Any:
+    """Coordinates in `mode` as pixel positions along an axis of `size` pixels."""
+    def affine(scale: float, shift: float) -> Any:
+        return c.op("add", [c.op("mul", [coord, f32(c, scale)]), f32(c, shift)])
+
+    if mode == "unnormalized":
+        return coord
+    if mode == "normalized_minus_one_to_one":
+        return affine((size - 1) / 2, (size - 1) / 2) if align else affine(size / 2, (size - 1) / 2)
+    c.check(mode == "normalized_zero_to_one", f"unknown coordinates_mode {mode!r}")
+    return affine(size - 1, 0.0) if align else affine(size, -0.5)
+
+
+def f32(c: Any, v: float) -> Any:
+    return c.const(np.asarray(v, dtype=np.float32))
+
+
+def _wrap(c: Any, i: Any, size: int, mode: str) -> tuple[Any, Any]:
+    """(index into the axis as float, 1.0/0.0 in-range mask) for integer-valued float positions i."""
+    inside = c.op("cast", [c.op("logical_and", [c.op("greater_or_equal", [i, f32(c, 0.0)]),
+                                               c.op("lesser_or_equal", [i, f32(c, size - 1)])])], to="float32")
+    if mode in ("constant", "border"):
+        return c.op("clamp", [i], min_value=0.0, max_value=float(size - 1)), inside
+    if size == 1:
+        return c.op("mul", [i, f32(c, 0.0)]), inside
+    period = 2 * (size - 1) if mode == "reflection" else 2 * size
+    m = c.op("mod", [i, f32(c, period)])
+    if mode == "reflection":  # |1 2 3| -> 2 3 2 1 2 3 2 1
+        far = c.op("sub", [f32(c, period), m])
+    else:  # symmetric: |1 2 3| -> 3 2 1 1 2 3 3 2 1
+        far = c.op("sub", [f32(c, period - 1), m])
+    return c.op("where", [c.op("greater_or_equal", [m, f32(c, size)]), far, m]), inside
+
+
+@OPS.op("resample")
+def convert_resample(c: Any, op: Any) -> Any:
+    return resample(c, op, c.x(op), c.x(op, "coordinates"))
+
+
+@OPS.op("affine")
+def convert_affine(c: Any, op: Any) -> Any:
+    """resample at x' = a0 x + a1 y + a2, y' = b0 x + b1 y + b2 over the output grid (normalized
+    [-1, 1] coordinates with aligned corners, the only mode MIL defines)."""
+    x = c.x(op)
+    b = shape_of(c, x)[0]
+    m = c.x(op, "transform_matrix")
+    d = shape_of(c, m)[0]
+    c.check(shape_of(c, m) == [d, 6] and d in (1, b), f"transform_matrix must be [1 or {b}, 6], got {shape_of(c, m)}")
+    ho, wo = int(c.scalar(op, "output_height")), int(c.scalar(op, "output_width"))
+    c.check(ho >= 1 and wo >= 1, f"the output size {ho} x {wo} must be positive")
+    ys, xs = np.meshgrid(np.linspace(-1, 1, ho) if ho > 1 else np.zeros(1),
+                         np.linspace(-1, 1, wo) if wo > 1 else np.zeros(1), indexing="ij")
+    base = np.stack([xs.reshape(-1), ys.reshape(-1), np.ones(ho * wo)], -1).astype(np.float32)  # [N, 3]
+    mt = c.op("transpose", [c.reshape(m, [d, 2, 3])], permutation=[0, 2, 1])  # [D, 3, 2]
+    coords = c.op("matmul", [c.const(base[None]), mt])  # [D, N, 2]
+    if d != b:
+        coords = c.op("expand", [coords], new_shape=[b, ho * wo, 2])
+    return resample(c, op, x, c.reshape(coords, [b, ho, wo, 2]))
+
+
+def resample(c: Any, op: Any, x: Any, coords: Any) -> Any:
+    """Samples x [B, C, H, W] at run-time (x, y) coordinates [B, H2, W2, 2]: the corner indices and
+    weights are computed in the graph and the pixels read with one gather_elements per corner."""
+    b, ch, h, w = shape_of(c, x)
+    cb, ho, wo, two = shape_of(c, coords)
+    c.check(cb == b and two == 2, f"coordinates must be [{b}, H, W, 2], got {shape_of(c, coords)}")
+    sampling = str(c.val(op, "sampling_mode", "bilinear")).lower()
+    padding = str(c.val(op, "padding_mode", "constant")).lower()
+    c.check(sampling in ("bilinear", "nearest"), f"unknown sampling_mode {sampling!r}")
+    c.check(padding in ("constant", "border", "reflection", "symmetric"), f"unknown padding_mode {padding!r}")
+    pad_value = float(c.scalar(op, "padding_value", 0.0))
+    mode = str(c.val(op, "coordinates_mode", "normalized_minus_one_to_one")).lower()
+    align = bool(c.scalar(op, "align_corners", op.type == "affine"))
+    n = ho * wo
+    cx, cy = (c.reshape(v, [b, 1, n]) for v in c.op("split", [coords], splits=[1, 1], axis=3))
+    px, py = _pixel(c, cx, w, mode, align), _pixel(c, cy, h, mode, align)
+    flat = c.reshape(x, [b, ch, h * w])
+
+    def sample(ix: Any, iy: Any) -> Any:
+        jx, okx = _wrap(c, ix, w, padding)
+        jy, oky = _wrap(c, iy, h, padding)
+        idx = c.op("cast", [c.op("add", [c.op("mul", [jy, f32(c, w)]), jx])], to="int32")
+        idx = c.op("expand", [idx], new_shape=[b, ch, n])
+        v = c.op("gather_elements", [flat, idx], axis=2)
+        if padding == "constant":
+            ok = c.op("mul", [okx, oky])
+            v = c.op("add", [c.op("mul", [v, ok]), c.op("mul", [c.op("sub", [f32(c, 1.0), ok]), f32(c, pad_value)])])
+        return v
+
+    if sampling == "nearest":
+        y = sample(c.op("floor", [c.op("add", [px, f32(c, 0.5)])]), c.op("floor", [c.op("add", [py, f32(c, 0.5)])]))
+    else:
+        x0, y0 = c.op("floor", [px]), c.op("floor", [py])
+        fx, fy = c.op("sub", [px, x0]), c.op("sub", [py, y0])
+        x1, y1 = c.op("add", [x0, f32(c, 1.0)]), c.op("add", [y0, f32(c, 1.0)])
+        gx, gy = c.op("sub", [f32(c, 1.0), fx]), c.op("sub", [f32(c, 1.0), fy])
+        y = c.op("add", [c.op("add", [c.op("mul", [sample(x0, y0), c.op("mul", [gx, gy])]),
+                                      c.op("mul", [sample(x1, y0), c.op("mul", [fx, gy])])]),
+                         c.op("add", [c.op("mul", [sample(x0, y1), c.op("mul", [gx, fy])]),
+                                      c.op("mul", [sample(x1, y1), c.op("mul", [fx, fy])])])])
+    return c.reshape(y, [b, ch, ho, wo])
