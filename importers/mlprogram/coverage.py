@@ -6,10 +6,9 @@ IOS = (15, 16, 17, 18)
 
 # MIL op -> reason it is not imported (shown in the coverage table and kept in step with it)
 REASONS = {
-    "crop_resize": "not yet (run-time boxes)",
+    "crop_resize": "not yet (the sampling grid inside a box is not pinned down without Core ML as an oracle)",
     "non_zero": "data-dependent output shape",
-    "non_maximum_suppression": "not yet (MIL's four-output form)",
-    "read_state": "not yet (stateful models)",
+    "read_state": "not yet (stateful models: states kept on the device between runs)",
 }
 
 

@@ -135,3 +135,52 @@ def test_resize_and_rearrange(tmp_path):
     close(got["pshuffle"], ps, 0, 0)
     close(got["fill"], x + 0.5, 0, 0)
     close(got["range"], x * np.arange(1, 4), 0, 0)
+
+
+def nms_ref(boxes, scores, iou_thr, score_thr, max_boxes):
+    """Greedy NMS in float64 over center-size boxes (x, y, w, h), scored by the best class."""
+    best = scores.max(-1)
+    order = sorted(range(len(best)), key=lambda i: (-best[i], i))
+    corners = np.stack([boxes[:, 0] - boxes[:, 2] / 2, boxes[:, 1] - boxes[:, 3] / 2,
+                        boxes[:, 0] + boxes[:, 2] / 2, boxes[:, 1] + boxes[:, 3] / 2], 1)
+    area = boxes[:, 2] * boxes[:, 3]
+    kept = []
+    for i in order:
+        if best[i] <= score_thr:
+            continue
+        ok = True
+        for j in kept:
+            iw = max(0.0, min(corners[i, 2], corners[j, 2]) - max(corners[i, 0], corners[j, 0]))
+            ih = max(0.0, min(corners[i, 3], corners[j, 3]) - max(corners[i, 1], corners[j, 1]))
+            inter = iw * ih
+            if inter / (area[i] + area[j] - inter) > iou_thr:
+                ok = False
+                break
+        if ok:
+            kept.append(i)
+    return kept[:max_boxes]
+
+
+def test_non_maximum_suppression(tmp_path):
+    from coremltools.converters.mil import Builder as mb
+
+    @mb.program(input_specs=[mb.TensorSpec(shape=(1, 6, 4)), mb.TensorSpec(shape=(1, 6, 2))])
+    def prog(boxes, scores):
+        b, s, i, n = mb.non_maximum_suppression(boxes=boxes, scores=scores, iou_threshold=0.4,
+                                                score_threshold=0.2, max_boxes=4)
+        return (mb.identity(x=b, name="boxes_out"), mb.identity(x=s, name="scores_out"),
+                mb.identity(x=i, name="indices"), mb.identity(x=n, name="count"))
+
+    boxes = np.array([[[0.5, 0.5, 1, 1], [0.55, 0.5, 1, 1], [2, 2, 1, 1], [2.1, 2.1, 1, 1], [4, 4, 0.5, 0.5],
+                       [6, 6, 1, 1]]], np.float32)
+    scores = np.array([[[0.9, 0.1], [0.3, 0.8], [0.5, 0.6], [0.7, 0.1], [0.15, 0.1], [0.3, 0.25]]], np.float32)
+    got = run(save(prog, tmp_path), {"boxes": boxes, "scores": scores})
+    kept = nms_ref(boxes[0].astype(np.float64), scores[0].astype(np.float64), 0.4, 0.2, 4)
+    close(got["count"], np.array([len(kept)]), 0, 0)
+    close(got["indices"], np.array([kept + [-1] * (4 - len(kept))]), 0, 0)
+    want_boxes = np.zeros((1, 4, 4), np.float32)
+    want_boxes[0, :len(kept)] = boxes[0, kept]
+    want_scores = np.zeros((1, 4, 2), np.float32)
+    want_scores[0, :len(kept)] = scores[0, kept]
+    close(got["boxes_out"], want_boxes, 0, 0)
+    close(got["scores_out"], want_scores, 0, 0)

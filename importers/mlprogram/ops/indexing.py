@@ -189,3 +189,30 @@ def convert_reverse_sequence(c: Any, op: Any) -> Any:
     seq = axis_of(c, int(c.scalar(op, "seq_axis", 0)), rank)
     batch = axis_of(c, int(c.scalar(op, "batch_axis", 0)), rank)
     return c.op("reverse_sequence", [x, index_value(c, c.arg(op, "lengths"))], batch_axis=batch, sequence_axis=seq)
+
+
+@OPS.op("non_maximum_suppression")
+def convert_non_maximum_suppression(c: Any, op: Any) -> Any:
+    """Greedy NMS (nn.non_max_suppression, Core ML's rule) on boxes [n, B, 4] (x, y, width, height)
+    scored by their best class; per-class suppression assigns each box its argmax class. Outputs:
+    the kept boxes and scores (0-padded), their indices (-1-padded) and counts, int32."""
+    boxes, scores = c.x(op, "boxes"), c.x(op, "scores")
+    bs, ss = shape_of(c, boxes), shape_of(c, scores)
+    c.check(len(bs) == 3 and bs[2] == 4, f"boxes must have shape [n, B, 4], got {bs}")
+    c.check(len(ss) == 3 and ss[:2] == bs[:2], f"scores must have shape [{bs[0]}, {bs[1]}, K], got {ss}")
+    m = int(c.scalar(op, "max_boxes"))
+    c.check(m >= 1, f"max_boxes {m} must be positive")
+    best = c.op("reduce_max", [scores], axes=[2])
+    operands = [boxes, best]
+    if bool(c.scalar(op, "per_class_suppression", False)) and ss[2] > 1:
+        operands.append(c.op("arg_max", [scores], axis=2))
+    idx, count = c.op("non_max_suppression", operands, iou_threshold=float(c.scalar(op, "iou_threshold")),
+                      score_threshold=float(c.scalar(op, "score_threshold")), max_boxes=m)
+    kept = c.reshape(c.op("greater_or_equal", [idx, c.const(np.asarray(0, np.int32), "int32")]), [bs[0], m, 1])
+    idx3 = c.reshape(idx, [bs[0], m, 1])
+
+    def pick(data: Any, width: int) -> Any:
+        got = c.op("gather_elements", [data, c.op("expand", [idx3], new_shape=[bs[0], m, width])], axis=1)
+        return c.op("where", [kept, got, c.const(np.asarray(0, np.float32))])
+
+    return [pick(boxes, 4), pick(scores, ss[2]), idx, count]
