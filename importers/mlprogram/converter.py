@@ -38,6 +38,13 @@ def mil_pb() -> Any:
     return importlib.import_module(pb.__name__.rsplit(".", 1)[0] + ".MIL_pb2")
 
 
+class State:
+    """An iOS18 state: its name, current value (read_state / write_state) and boundary dtype."""
+
+    def __init__(self, name: str, value: Any, dtype: str) -> None:
+        self.name, self.value, self.dtype = name, value, dtype
+
+
 class Op:
     """A MIL operation: its type, name, input bindings, output names and declared types."""
 
@@ -90,6 +97,7 @@ class Context(ConversionContext):
         self.env: dict[str, Any] = {}
         self.bool_names: set[str] = set()
         self.extra_signature: dict[str, Any] = {}  # classifiers: class labels (ops/classify.py)
+        self.states: list[State] = []
 
     # ------------------------------------------------------------ diagnostics
 
@@ -235,6 +243,9 @@ class Context(ConversionContext):
         if unknown:
             raise ModelImportError(f"{self.place()}: shapes= names unknown inputs {unknown}")
         for inp in self.function.inputs:
+            if inp.type.WhichOneof("type") == "stateType":
+                self.declare_state(inp)
+                continue
             tt = values.tensor_type(inp.type, self.pb)
             if tt is None:
                 raise ModelImportError(f"{self.place()}: input {inp.name!r} is a {inp.type.WhichOneof('type')}; "
@@ -270,6 +281,20 @@ class Context(ConversionContext):
                 value = self.reshape(value, target)
             self.env[inp.name] = value
 
+    def declare_state(self, inp: Any) -> None:
+        """A state (iOS18 ct.StateType) is an input holding its value before the run and an output
+        of the same name holding its value after it (docs/mlprogram.md "States")."""
+        tt = values.tensor_type(inp.type.stateType.wrappedType, self.pb)
+        if tt is None or any(d is None for d in tt[1]):
+            raise ModelImportError(f"{self.place()}: state {inp.name!r} must wrap a tensor of fixed shape")
+        type_name, dims = tt
+        dtype = "float16" if type_name == "FLOAT16" else values.nn_dtype(type_name)
+        value = self.graph.input(inp.name, TensorSpec([int(d) for d in dims], dtype))  # type: ignore[arg-type]
+        if dtype == "float16":
+            value = self.op("cast", [value], to="float32")
+        self.env[inp.name] = State(inp.name, value, dtype)
+        self.states.append(self.env[inp.name])
+
     def outputs(self) -> list[tuple[str, ir.Value]]:
         descr = {f.name: f for f in self.src.model.description.output}
         out = []
@@ -283,6 +308,12 @@ class Context(ConversionContext):
                     and f.type.multiArrayType.dataType == 65552 and self.spec(value).dtype == "float32":
                 value = self.op("cast", [value], to="float16")
             out.append((name, value))
+        for state in self.states:
+            self.label, self.op_type = state.name, "state"
+            value = self.value(state.value, f"state {state.name!r}")
+            if state.dtype == "float16":
+                value = self.op("cast", [value], to="float16")
+            out.append((state.name, value))
         return out
 
     def build(self) -> NNModule:

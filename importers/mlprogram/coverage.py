@@ -8,7 +8,6 @@ IOS = (15, 16, 17, 18)
 REASONS = {
     "crop_resize": "not yet (the sampling grid inside a box is not pinned down without Core ML as an oracle)",
     "non_zero": "data-dependent output shape",
-    "read_state": "not yet (stateful models: states kept on the device between runs)",
 }
 
 

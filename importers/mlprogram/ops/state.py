@@ -1,0 +1,31 @@
+"""iOS18 states: read_state gives a state's current value, write_state replaces it. A compiled
+model has no memory between runs, so a state is an input (its value before the run) and an
+output of the same name (its value after the run); see docs/mlprogram.md "States"."""
+from __future__ import annotations
+
+from typing import Any
+
+from estuary.importers.mlprogram.ops import OPS
+
+
+def _state(c: Any, op: Any) -> Any:
+    from estuary.importers.mlprogram.converter import State
+
+    s = c.arg(op, "input")
+    c.check(isinstance(s, State), "input is not a state")
+    return s
+
+
+@OPS.op("read_state", since=18)
+def convert_read_state(c: Any, op: Any) -> Any:
+    return _state(c, op).value
+
+
+@OPS.op("write_state", since=18)
+def convert_write_state(c: Any, op: Any) -> Any:
+    s = _state(c, op)
+    data = c.x(op, "data")
+    c.check(list(c.spec(data).shape) == list(c.spec(c.value(s.value)).shape),
+            f"data of shape {list(c.spec(data).shape)} does not fit state {s.name!r}")
+    s.value = data
+    return []
