@@ -232,7 +232,7 @@ def test_op_support_limits():
     assert limits["conv2d"]["input"]["rankRange"] == {"min": 4, "max": 4}
     assert limits["add"]["a"]["rankRange"] == {"min": 0, "max": 8}
     assert limits["matmul"]["a"]["rankRange"] == {"min": 2, "max": 8}
-    assert limits["quantizeLinear"]["zeroPoint"]["dataTypes"] == ["int32", "int8", "uint8"]
+    assert limits["quantizeLinear"]["zeroPoint"]["dataTypes"] == ["int32", "int8", "uint8", "int4", "uint4"]
     assert limits["dequantizeLinear"]["output"]["dataTypes"] == ["float32", "float16"]
     assert limits["isNaN"]["output"]["dataTypes"] == ["uint8"]
     assert limits["sign"]["input"]["dataTypes"] == ["float32", "float16", "int32", "int64", "int8"]

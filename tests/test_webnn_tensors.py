@@ -126,3 +126,32 @@ def test_accelerated_option_and_labels():
     with pytest.raises(Exception, match="my_slice") as e:  # the operator's label is quoted
         b.slice(x, [0, 0], [3, 3], {"label": "my_slice"})
     assert "slice" in str(e.value)
+
+
+def test_int4_operands_in_the_python_builder(rng):
+    """int4 / uint4 operands (int8 / uint8 values in the 4-bit range): quantizeLinear with a 4-bit
+    zero point saturates to its range; dequantizeLinear of int4 data; the spec's formulas in float64."""
+    ctx = webnn.ML().createContext()
+    b = webnn.MLGraphBuilder(ctx)
+    x = b.input("x", {"dataType": "float32", "shape": [2, 4]})
+    scale = b.constant({"dataType": "float32", "shape": [2, 1]}, np.array([[0.25], [0.5]], np.float32))
+    zp = b.constant({"dataType": "uint4", "shape": [2, 1]}, np.array([[3], [8]], np.uint8))
+    q = b.quantizeLinear(x, scale, zp)
+    assert (q.dataType, q.shape) == ("uint4", [2, 4])
+    w = b.constant({"dataType": "int4", "shape": [2, 4]}, np.array([[-8, -1, 0, 7], [3, -4, 5, 1]], np.int8))
+    wz = b.constant({"dataType": "int4", "shape": [2, 1]}, np.array([[1], [-2]], np.int8))
+    graph = b.build({"q": q, "d": b.dequantizeLinear(w, scale, wz)})
+    assert graph.outputDescriptors["q"]["dataType"] == "uint4"
+    xs = np.array([[-1.0, 0.3, 2.9, 100.0], [-5.0, 0.74, 1.25, 3.0]], np.float32)
+    got = ctx.compute(graph, {"x": xs})
+    s64, z64 = np.array([[0.25], [0.5]]), np.array([[3.0], [8.0]])
+    want_q = np.clip(np.round(xs.astype(np.float64) / s64) + z64, 0, 15).astype(np.uint8)
+    assert_exact(got["q"], want_q)
+    want_d = ((np.array([[-8, -1, 0, 7], [3, -4, 5, 1]], np.float64) - [[1], [-2]]) * s64).astype(np.float32)
+    assert_ulp(got["d"], want_d, 0)
+    with pytest.raises(webnn.TypeError_, match="does not fit int4"):
+        b2 = webnn.MLGraphBuilder(ctx)
+        b2.constant({"dataType": "int4", "shape": [1]}, np.array([8], np.int8))
+    limits = ctx.opSupportLimits()
+    assert "int4" in limits["dequantizeLinear"]["input"]["dataTypes"]
+    assert "uint4" in limits["quantizeLinear"]["output"]["dataTypes"]

@@ -18,6 +18,7 @@ from estuary import dtypes
 from estuary.dialects.core import TensorSpec
 from estuary.dialects.graph import Graph
 from estuary.errors import EstuaryError, ModelImportError, VerificationError, where
+from estuary.importers.webnn import four_bit
 from estuary.importers.webnn.converter import OpContext, options_of
 from estuary.importers.webnn.ops import OPS
 
@@ -52,18 +53,23 @@ def _descriptor(path, name, entry):
         raise ModelImportError(f"{path}: operand {name!r} has no 'descriptor'")
     dtype = desc.get("dataType", desc.get("type"))
     shape = desc.get("shape", desc.get("dimensions"))
-    if not isinstance(dtype, str) or dtype not in dtypes.NUMPY:
+    if not isinstance(dtype, str) or (dtype not in dtypes.NUMPY and dtype not in four_bit.FOUR_BIT):
         raise ModelImportError(f"{path}: operand {name!r} has unsupported dataType {dtype!r}; "
-                               f"expected one of {list(dtypes.NUMPY)}")
+                               f"expected one of {list(dtypes.NUMPY) + list(four_bit.FOUR_BIT)}")
     if not isinstance(shape, list) or not all(isinstance(d, int) and not isinstance(d, bool) and d > 0
                                               for d in shape):
         raise ModelImportError(f"{path}: operand {name!r} has an invalid shape {shape!r} "
                                "(a list of positive integers)")
-    spec = TensorSpec(shape, dtype)
+    spec = TensorSpec(shape, four_bit.storage(dtype))  # int4 / uint4: one value per int8 / uint8
     if spec.size > MAX_ELEMENTS:
         raise ModelImportError(f"{path}: operand {name!r} declares {spec.size} elements, more than "
                                f"the {MAX_ELEMENTS} supported")
     return spec
+
+
+def _declared_type(entry):
+    desc = entry["descriptor"]
+    return desc.get("dataType", desc.get("type"))
 
 
 class GraphLoader:
@@ -101,9 +107,11 @@ class GraphLoader:
         if spec.dtype not in dtypes.FLOATS:
             if array.dtype.kind == "f" and not np.all(np.isfinite(array)) or np.any(array != np.round(array)):
                 self.fail(f"constant {name!r} of type {spec.dtype} has non-integer data")
+            declared = _declared_type(entry)
             info = np.iinfo(dtypes.to_numpy(spec.dtype))
-            if array.size and (array.min() < info.min or array.max() > info.max):
-                self.fail(f"constant {name!r} has values outside the {spec.dtype} range")
+            lo, hi = four_bit.value_range(declared) or (info.min, info.max)
+            if array.size and (array.min() < lo or array.max() > hi):
+                self.fail(f"constant {name!r} has values outside the {declared} range")
         return array.astype(dtypes.to_numpy(spec.dtype)).reshape(spec.shape)
 
     def _side_file(self, name, ref, spec):
@@ -145,6 +153,7 @@ class GraphLoader:
             else:
                 self.values[name] = self.graph.input(name, spec)
                 self.kinds[name] = "input"
+            four_bit.mark(self.graph, self.values[name], _declared_type(entry))
 
     # ------------------------------------------------------------ operators
 

@@ -41,6 +41,7 @@ from estuary.dialects.core import TensorSpec
 from estuary.dialects.graph import Graph, free_session, spec_of
 from estuary.errors import EstuaryError
 from estuary.importers.webnn import MAX_ELEMENTS, OPS, load_graph
+from estuary.importers.webnn import four_bit
 from estuary.importers.webnn.converter import OpContext, options_of
 
 if TYPE_CHECKING:
@@ -52,6 +53,8 @@ if TYPE_CHECKING:
     from estuary.runtime import Model
 
 Array = npt.NDArray[Any]
+# Every WebNN data type: Estuary's, and int4 / uint4 (int8 / uint8 values inside; four_bit.py).
+DATA_TYPES = (*dtypes.ALL, *four_bit.FOUR_BIT)
 # An MLOperandDescriptor: {"dataType": WebNN data type name, "shape": [int, ...]}.
 MLOperandDescriptor = dict[str, Any]
 
@@ -74,13 +77,18 @@ def _descriptor(desc: Mapping[str, Any]) -> MLOperandDescriptor:
     """A validated MLOperandDescriptor (the spec's "check dimensions")."""
     _check(isinstance(desc, dict) and "dataType" in desc and "shape" in desc,
            f"an MLOperandDescriptor needs 'dataType' and 'shape', got {desc!r}")
-    _check(desc["dataType"] in dtypes.NUMPY, f"unsupported dataType {desc['dataType']!r}; one of {list(dtypes.ALL)}")
+    _check(desc["dataType"] in DATA_TYPES, f"unsupported dataType {desc['dataType']!r}; one of {list(DATA_TYPES)}")
     shape = desc["shape"]
     dims_ok = isinstance(shape, (list, tuple, np.ndarray)) and all(
         isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d > 0 for d in shape)
     _check(dims_ok, f"shape {shape!r} must be a list of positive integers")
     _check(int(np.prod(shape, dtype=object)) <= MAX_ELEMENTS, f"shape {list(shape)} is too large")
     return {"dataType": desc["dataType"], "shape": [int(d) for d in shape]}
+
+
+def _np(data_type: str) -> np.dtype[Any]:
+    """The numpy dtype of a WebNN data type's values (int4 / uint4: int8 / uint8, four_bit.py)."""
+    return dtypes.to_numpy(four_bit.storage(data_type))
 
 
 def _cast_number(x: float | np.number[Any], data_type: str) -> Array:
@@ -91,8 +99,9 @@ def _cast_number(x: float | np.number[Any], data_type: str) -> Array:
     if data_type in dtypes.FLOATS:
         with np.errstate(over="ignore"):
             return np.array(x, dtype=dtypes.to_numpy(data_type))
-    info = np.iinfo(dtypes.to_numpy(data_type))
-    return np.array(0 if x != x else round(min(max(x, int(info.min)), int(info.max))), dtype=info.dtype)
+    info = np.iinfo(_np(data_type))
+    lo, hi = four_bit.value_range(data_type) or (int(info.min), int(info.max))
+    return np.array(0 if x != x else round(min(max(x, lo), hi)), dtype=info.dtype)
 
 
 def _jsonable(v: object) -> Any:
@@ -117,7 +126,8 @@ class MLOperand:
         self._builder, self._producer, self._data = builder, producer, data
         self._value: ir.Value | None = value  # None once the builder has built its graph
         spec = spec_of(value)
-        self._desc: MLOperandDescriptor = {"dataType": spec.dtype, "shape": list(spec.shape)}
+        data_type = four_bit.kind(builder._graph, value) or spec.dtype  # int4 / uint4 are marked
+        self._desc: MLOperandDescriptor = {"dataType": data_type, "shape": list(spec.shape)}
 
     @property
     def dataType(self) -> str:  # noqa: N802 (WebNN spelling)
@@ -197,7 +207,7 @@ class MLGraph(dict[str, Any]):
         feeds = {}
         for name, desc in want.items():
             arr = np.asarray(inputs[name])
-            _check(arr.dtype == dtypes.to_numpy(desc["dataType"]),
+            _check(arr.dtype == _np(desc["dataType"]),
                    f"input {name!r} has dtype {arr.dtype}, the graph expects {desc['dataType']}")
             _check(arr.size == int(np.prod(desc["shape"])), f"input {name!r} has {arr.size} elements "
                    f"(shape {list(arr.shape)}), the graph expects shape {desc['shape']}")
@@ -215,7 +225,8 @@ class MLTensor:
 
         self._context, self._desc = context, desc
         self.readable, self.writable, self.constant = readable, writable, constant
-        self._device: DeviceTensor | None = DeviceTensor(context.driver, desc["shape"], desc["dataType"])
+        storage = four_bit.storage(desc["dataType"])
+        self._device: DeviceTensor | None = DeviceTensor(context.driver, desc["shape"], storage)
 
     @property
     def dataType(self) -> str:  # noqa: N802 (WebNN spelling)
@@ -243,7 +254,7 @@ class MLTensor:
 def _tensor_data(tensor: MLTensor, data: Any, what: str) -> Array:
     """`data` (an ndarray, or any bytes-like buffer) as the tensor's array: its byte length must be
     the tensor's, as the spec's "validate buffer with descriptor" asks."""
-    np_type = dtypes.to_numpy(tensor.dataType)
+    np_type = _np(tensor.dataType)
     size = int(np.prod(tensor.shape, dtype=np.int64))
     if isinstance(data, np.ndarray):
         _check(data.dtype == np_type, f"{what}: an array of dtype {data.dtype}, the tensor is {tensor.dataType}")
@@ -472,7 +483,8 @@ class MLGraphBuilder:
         _check(isinstance(name, str) and name, f"input name must be a non-empty string, got {name!r}")
         _check(name not in self._inputs, f"the graph already has an input named {name!r}")
         desc = _descriptor(descriptor)
-        self._inputs[name] = MLOperand(self, graph.input(name, TensorSpec(desc["shape"], desc["dataType"])))
+        value = graph.input(name, TensorSpec(desc["shape"], four_bit.storage(desc["dataType"])))
+        self._inputs[name] = MLOperand(self, four_bit.mark(graph, value, desc["dataType"]))
         return self._inputs[name]
 
     def constant(self, descriptor: str | Mapping[str, Any] | MLTensor, value: Any = None) -> MLOperand:
@@ -486,7 +498,8 @@ class MLGraphBuilder:
                    "constant(tensor) takes a constant MLTensor (createConstantTensor) of the builder's MLContext")
             array = tensor._live("constant(tensor)").read()
             desc = dict(tensor._desc)
-            v = graph.constant(array, TensorSpec(desc["shape"], desc["dataType"]), name="constant")
+            v = graph.constant(array, TensorSpec(desc["shape"], four_bit.storage(desc["dataType"])), name="constant")
+            four_bit.mark(graph, v, desc["dataType"])
             self._constants.append(MLOperand(self, v, data=array))
             return self._constants[-1]
         if isinstance(descriptor, str):
@@ -495,7 +508,8 @@ class MLGraphBuilder:
         else:
             desc = _descriptor(descriptor)
             array = _constant_data(desc, value)
-        v = graph.constant(array, TensorSpec(desc["shape"], desc["dataType"]), name="constant")
+        v = graph.constant(array, TensorSpec(desc["shape"], four_bit.storage(desc["dataType"])), name="constant")
+        four_bit.mark(graph, v, desc["dataType"])
         self._constants.append(MLOperand(self, v, data=array))
         return self._constants[-1]
 
@@ -612,7 +626,7 @@ class MLGraphBuilder:
 
 def _constant_data(desc: MLOperandDescriptor, value: Any) -> Array:
     """Constant data as an array of the descriptor's type and shape (the spec's "validate buffer")."""
-    np_type, size = dtypes.to_numpy(desc["dataType"]), int(np.prod(desc["shape"]))
+    np_type, size = _np(desc["dataType"]), int(np.prod(desc["shape"]))
     if isinstance(value, (bytes, bytearray, memoryview)):
         _check(len(bytes(value)) == size * np_type.itemsize,
                f"constant buffer has {len(bytes(value))} bytes, the descriptor needs {size * np_type.itemsize}")
@@ -622,6 +636,9 @@ def _constant_data(desc: MLOperandDescriptor, value: Any) -> Array:
            f"constant data of dtype {raw.dtype} does not match the descriptor's {desc['dataType']}")
     array = raw.astype(np_type)  # a copy, as the spec takes one
     _check(np_type.kind == "f" or np.array_equal(array, raw), f"constant data does not fit {desc['dataType']}")
+    lo_hi = four_bit.value_range(desc["dataType"])
+    _check(lo_hi is None or not array.size or lo_hi[0] <= array.min() and array.max() <= lo_hi[1],
+           f"constant data does not fit {desc['dataType']}")
     _check(array.size == size, f"constant data has {array.size} elements, the descriptor needs {size}")
     return array.reshape(desc["shape"])
 
@@ -637,6 +654,8 @@ _PROBE_SHAPES: dict[str, dict[str, list[int]]] = {
     "scatterND": {"input": [2, 2], "indices": [2, 1], "updates": [2, 2]},
 }
 MAX_RANK = 8  # the highest operand rank opSupportLimits offers (tested up to it)
+# operands that take int4 / uint4 (as int8 / uint8 values; four_bit.py)
+_FOUR_BIT_OPERANDS = {"dequantizeLinear": ("input", "zeroPoint"), "quantizeLinear": ("zeroPoint", "output")}
 MAX_TENSOR_BYTES = MAX_ELEMENTS * 8
 _LIMITS: dict[str, Any] | None = None
 
@@ -718,8 +737,14 @@ def _support_limits() -> dict[str, Any]:
     global _LIMITS
     if _LIMITS is None:
         graph = Graph("<opSupportLimits>", "webnn")
+        # graph inputs, constants and outputs list Estuary's storage types; int4 / uint4 show up
+        # where an operation takes them (the Python builder accepts them as int8 / uint8 values)
         every: dict[str, Any] = {"dataTypes": list(dtypes.ALL), "rankRange": {"min": 0, "max": MAX_RANK}}
         _LIMITS = {"preferredInputLayout": "nchw", "maxTensorByteLength": MAX_TENSOR_BYTES,
                    "input": every, "constant": every, "output": every}
         _LIMITS.update({str(op.name): lim for op in OPS.values() if (lim := _op_limits(graph, op)) is not None})
+        for op_name, operands in _FOUR_BIT_OPERANDS.items():  # int4 / uint4 ride on int8 / uint8
+            for p in operands:
+                if op_name in _LIMITS and p in _LIMITS[op_name]:
+                    _LIMITS[op_name][p]["dataTypes"] += list(four_bit.FOUR_BIT)
     return copy.deepcopy(_LIMITS)

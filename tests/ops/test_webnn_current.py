@@ -355,3 +355,23 @@ def test_every_listed_data_type_runs(name, rng):
     got = run_graph(graph(inputs, ops, list(want), constants=consts), inputs)
     for k, v in want.items():
         assert_exact(got[k], v)
+
+
+def test_int4_in_webnn_json():
+    """int4 / uint4 descriptors in a WebNN JSON graph (int8 / uint8 values; out-of-range constant
+    data refused); a 4-bit zero point saturates quantizeLinear to [-8, 7]. The spec's formulas."""
+    doc = {"inputs": {"x": {"descriptor": {"shape": [6], "dataType": "float32"}},
+                      "s": {"descriptor": {"shape": [1], "dataType": "float32"}, "data": [0.5], "constant": True},
+                      "z": {"descriptor": {"shape": [1], "dataType": "int4"}, "data": [1], "constant": True},
+                      "q": {"descriptor": {"shape": [6], "dataType": "int4"}, "data": [-8, -3, 0, 1, 5, 7],
+                            "constant": True}},
+           "operators": [op("quantizeLinear", ("input", "x"), ("scale", "s"), ("zeroPoint", "z"), outputs="y"),
+                         op("dequantizeLinear", ("input", "q"), ("scale", "s"), ("zeroPoint", "z"), outputs="d")],
+           "outputs": ["y", "d"]}
+    x = np.array([-10, -4.2, 0, 1.25, 2.6, 30], np.float32)
+    got = run_graph(doc, {"x": x})
+    assert_exact(got["y"], np.clip(np.round(x.astype(np.float64) / 0.5) + 1, -8, 7).astype(np.int8))
+    assert_exact(got["d"], ((np.array([-8, -3, 0, 1, 5, 7], np.float64) - 1) * 0.5).astype(np.float32))
+    doc["inputs"]["q"]["data"][0] = -9
+    with pytest.raises(Exception, match="outside the int4 range"):
+        run_graph(doc, {"x": x})

@@ -2,13 +2,15 @@
 
 `scale` and `zeroPoint` (one shape) are block-wise broadcast to the input: each of their
 dimensions is 1, the input's, or a divisor of the input's (then each scale entry covers a block of
-consecutive elements); a lower rank is padded with leading 1s (numpy broadcasting).
+consecutive elements); a lower rank is padded with leading 1s (numpy broadcasting). int4 / uint4
+operands are int8 / uint8 inside (four_bit.py); a 4-bit zero point bounds quantizeLinear's result.
     dequantizeLinear: (input - zeroPoint) * scale, in scale's data type
     quantizeLinear:   clamp(roundEven(input / scale) + zeroPoint), in zeroPoint's data type
 """
 import numpy as np
 
 from estuary import dtypes
+from estuary.importers.webnn import four_bit
 from estuary.importers.webnn.ops import OPS
 
 QUANTIZED = ("int8", "uint8", "int32")
@@ -75,9 +77,11 @@ def quantize_linear(c, input, scale, zero_point, options):
     sc = _blockwise(c, _f32(c, scale), ins.shape, "scale")
     q = c.op("round", [c.op("div", [_f32(c, input), sc])])  # round half to even
     info = np.iinfo(dtypes.to_numpy(qtype))
+    narrow = four_bit.kind(c.graph, zero_point)  # an int4 / uint4 zero point: its 4-bit range
+    lo, hi = four_bit.value_range(narrow) if narrow else (int(info.min), int(info.max))
     if qtype == "int32":  # exact integer addition: float32 cannot hold every int32
         wide = c.op("add", [c.op("cast", [q], to="int64"), c.op("cast", [zp], to="int64")])
-        wide = c.op("clamp", [wide], min_value=float(info.min), max_value=float(info.max))
+        wide = c.op("clamp", [wide], min_value=float(lo), max_value=float(hi))
         return c.op("cast", [wide], to=qtype)
-    y = c.op("clamp", [c.op("add", [q, _f32(c, zp)])], min_value=float(info.min), max_value=float(info.max))
-    return c.op("cast", [y], to=qtype)
+    y = c.op("clamp", [c.op("add", [q, _f32(c, zp)])], min_value=float(lo), max_value=float(hi))
+    return four_bit.mark(c.graph, c.op("cast", [y], to=qtype), narrow or qtype)
