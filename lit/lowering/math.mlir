@@ -147,3 +147,16 @@ func.func @floor_div(%a: tensor<2x3xf32>, %b: tensor<2x1xf32>) -> tensor<2x3xf32
   %0 = "nn.floor_div"(%a, %b) : (tensor<2x3xf32>, tensor<2x1xf32>) -> tensor<2x3xf32>
   return %0 : tensor<2x3xf32>
 }
+
+// -----
+
+// sign of signed integers (WebNN): select(x > 0, 1, select(x < 0, -1, x)).
+// CHECK-LABEL: func.func @sign_int
+// CHECK: linalg.generic
+// CHECK-DAG: arith.cmpi slt
+// CHECK-DAG: arith.cmpi sgt
+// CHECK-NOT: "nn.
+func.func @sign_int(%a: tensor<4xi32>) -> tensor<4xi32> {
+  %0 = "nn.sign"(%a) : (tensor<4xi32>) -> tensor<4xi32>
+  return %0 : tensor<4xi32>
+}
