@@ -304,3 +304,22 @@ def test_affine(tmp_path):
     grid = F.affine_grid(torch.tensor(theta.reshape(2, 2, 3)), (2, 3, 4, 7), align_corners=True)
     want = F.grid_sample(x, grid, mode="bilinear", padding_mode="zeros", align_corners=True)
     np.testing.assert_allclose(got, want.numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_image_input(tmp_path):
+    """ct.ImageType: the image is fed as float32 [C, H, W] (0..255, the model's channel order); the
+    scale and bias coremltools writes into the program apply."""
+    import coremltools as ct
+
+    torch.manual_seed(10)
+    model = torch.nn.Conv2d(3, 2, 1).eval()
+    x = torch.rand(1, 3, 4, 5) * 255
+    bias = [-0.5, -0.4, -0.3]
+    ml = ct.convert(torch.jit.trace(model, x), convert_to="mlprogram", compute_precision=ct.precision.FLOAT32,
+                    inputs=[ct.ImageType(name="img", shape=x.shape, scale=1 / 255.0, bias=bias,
+                                         color_layout=ct.colorlayout.BGR)])
+    path = str(tmp_path / "image.mlpackage")
+    ml.save(path)
+    got = only(estuary.load(estuary.compile(path)).run({"img": x[0].numpy()}))
+    want = model(x / 255.0 + torch.tensor(bias).reshape(1, 3, 1, 1)).detach().numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
