@@ -6,7 +6,6 @@ IOS = (15, 16, 17, 18)
 
 # MIL op -> reason it is not imported (shown in the coverage table and kept in step with it)
 REASONS = {
-    "crop_resize": "not yet (the sampling grid inside a box is not pinned down without Core ML as an oracle)",
     "non_zero": "data-dependent output shape",
 }
 

@@ -184,3 +184,53 @@ def test_non_maximum_suppression(tmp_path):
     want_scores[0, :len(kept)] = scores[0, kept]
     close(got["boxes_out"], want_boxes, 0, 0)
     close(got["scores_out"], want_scores, 0, 0)
+
+
+def crop_ref(img, y1, x1, y2, x2, th, tw, pad):
+    """Bilinear samples at points evenly on [y1, y2] x [x1, x2] of img [C, H, W]; points outside
+    the image give `pad` (or are clamped when pad is None)."""
+    c, h, w = img.shape
+    out = np.zeros((c, th, tw))
+    for i, py in enumerate(np.linspace(y1, y2, th)):
+        for j, px in enumerate(np.linspace(x1, x2, tw)):
+            if pad is not None and not (0 <= py <= h - 1 and 0 <= px <= w - 1):
+                out[:, i, j] = pad
+                continue
+            qy, qx = min(max(py, 0), h - 1), min(max(px, 0), w - 1)
+            y0, x0 = int(np.floor(qy)), int(np.floor(qx))
+            yb, xb = min(y0 + 1, h - 1), min(x0 + 1, w - 1)
+            fy, fx = qy - y0, qx - x0
+            out[:, i, j] = ((img[:, y0, x0] * (1 - fx) + img[:, y0, xb] * fx) * (1 - fy)
+                            + (img[:, yb, x0] * (1 - fx) + img[:, yb, xb] * fx) * fy)
+    return out
+
+
+def test_crop_resize(tmp_path):
+    from coremltools.converters.mil import Builder as mb
+
+    from util import ct
+
+    c = ct()
+    boxes = np.array([[0.5, 1.0, 3.5, 4.0], [-1.0, 0.0, 2.0, 6.5]], np.float32)  # second box leaves the image
+
+    @mb.program(input_specs=[mb.TensorSpec(shape=(2, 3, 5, 6)), mb.TensorSpec(shape=(2, 4))],
+                opset_version=c.target.iOS17)
+    def prog17(x, b):
+        return mb.crop_resize(x=x, boxes=b, box_indices=np.array([1, 0], np.int32), target_height=3, target_width=4,
+                              sampling_mode="ALIGN_CORNERS", pad_value=-1.0, name="crops")
+
+    @mb.program(input_specs=[mb.TensorSpec(shape=(2, 3, 5, 6)), mb.TensorSpec(shape=(2, 1, 4, 1, 1))],
+                opset_version=c.target.iOS15)
+    def prog15(x, roi):
+        return mb.crop_resize(x=x, roi=roi, target_height=3, target_width=4, sampling_mode="ALIGN_CORNERS",
+                              box_coordinate_mode="CORNERS_WIDTH_FIRST", name="crops")
+
+    x = np.random.default_rng(11).standard_normal((2, 3, 5, 6)).astype(np.float32)
+    got = run(save(prog17, tmp_path, name="c17", target=c.target.iOS17), {"x": x, "b": boxes})["crops"]
+    want = np.stack([crop_ref(x[k].astype(np.float64), *bx, 3, 4, -1.0) for k, bx in zip([1, 0], boxes)])
+    close(got, want, 1e-5, 1e-5)
+    roi = np.array([[1.0, 0.5, 4.0, 3.5], [0.0, -1.0, 6.5, 2.0]], np.float32).reshape(2, 1, 4, 1, 1)
+    got = run(save(prog15, tmp_path, name="c15", target=c.target.iOS15), {"x": x, "roi": roi})["crops"]
+    want = np.stack([np.stack([crop_ref(x[k].astype(np.float64), *bx, 3, 4, None) for k in range(2)])
+                     for bx in boxes])  # every image cropped by every box; iOS15 clamps outside points
+    close(got, want, 1e-5, 1e-5)

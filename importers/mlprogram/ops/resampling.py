@@ -237,3 +237,95 @@ def resample(c: Any, op: Any, x: Any, coords: Any) -> Any:
                          c.op("add", [c.op("mul", [sample(x0, y1), c.op("mul", [gx, fy])]),
                                       c.op("mul", [sample(x1, y1), c.op("mul", [fx, fy])])])])
     return c.reshape(y, [b, ch, ho, wo])
+
+
+_BOX_SAMPLING = {"STRICT_ALIGN_CORNERS": "STRICT", "ALIGN_CORNERS": "ALIGN"}
+
+
+def _box_points(c: Any, x: Any, axis: int, lo: Any, hi: Any, n: int, mode: str, pad: float | None) -> Any:
+    """Bilinear samples of x at n points placed evenly on [lo, hi] (run-time pixel positions) along
+    `axis` (one point: the centre for STRICT_ALIGN_CORNERS, the start for ALIGN_CORNERS). Points
+    outside the image give `pad` (iOS16+), or are clamped to it (iOS15, as the NeuralNetwork layer)."""
+    size = shape_of(c, x)[axis]
+    frac = np.asarray([0.5 if mode == "STRICT" else 0.0] if n == 1 else np.arange(n) / (n - 1), np.float32)
+    pts = c.op("add", [lo, c.op("mul", [c.op("sub", [hi, lo]), c.const(frac)])])
+    clamped = c.op("clamp", [pts], min_value=0.0, max_value=float(size - 1))
+    base = c.op("floor", [clamped])
+    f = c.op("sub", [clamped, base])
+    i0 = c.op("cast", [base], to="int32")
+    i1 = c.op("cast", [c.op("clamp", [c.op("add", [base, f32(c, 1.0)])], min_value=0.0,
+                                      max_value=float(size - 1))], to="int32")
+    shape = [1] * len(shape_of(c, x))
+    shape[axis] = n
+    a, b = c.op("gather", [x, i0], axis=axis), c.op("gather", [x, i1], axis=axis)
+    y = c.op("add", [a, c.op("mul", [c.op("sub", [b, a]), c.reshape(f, shape)])])
+    if pad is None:
+        return y
+    inside = c.op("logical_and", [c.op("greater_or_equal", [pts, f32(c, 0.0)]),
+                                  c.op("lesser_or_equal", [pts, f32(c, size - 1)])])
+    return c.op("where", [c.reshape(inside, shape), y, f32(c, pad)])
+
+
+@OPS.op("crop_resize")
+def convert_crop_resize(c: Any, op: Any) -> Any:
+    """Each box (run-time coordinates) resampled to target_height x target_width with the corner-
+    aligned sampling modes (STRICT_ALIGN_CORNERS, ALIGN_CORNERS: the target points evenly on the
+    box's [start, end]); other sampling modes are refused. iOS15/16 take rois [N, 1, 4|5, 1, 1]
+    (4: every image of the batch is cropped; 5: a leading batch index, for a batch of one) and give
+    [N, B, C, h, w]; iOS17 takes boxes [N, 4] and box_indices and gives [N, C, h, w]."""
+    x = c.x(op)
+    bsz, ch, h, w = shape_of(c, x)
+    sampling = str(c.val(op, "sampling_mode", "DEFAULT"))
+    c.check(sampling in _BOX_SAMPLING, f"sampling_mode {c.val(op, 'sampling_mode', 'DEFAULT')!r} is not supported for boxes "
+                              f"(only STRICT_ALIGN_CORNERS and ALIGN_CORNERS place points inside a box unambiguously)")
+    mode = _BOX_SAMPLING[sampling]
+    th, tw = int(c.scalar(op, "target_height", 1)), int(c.scalar(op, "target_width", 1))
+    c.check(th >= 1 and tw >= 1, f"the target size {th} x {tw} must be positive")
+    box_mode = str(c.val(op, "box_coordinate_mode", "CORNERS_HEIGHT_FIRST"))
+    c.check(box_mode in ("CORNERS_HEIGHT_FIRST", "CORNERS_WIDTH_FIRST", "CENTER_SIZE_HEIGHT_FIRST",
+                         "CENTER_SIZE_WIDTH_FIRST"), f"unknown box_coordinate_mode {box_mode!r}")
+    pad = float(c.scalar(op, "pad_value", 0.0)) if c.opset >= 16 else None
+    if c.opset >= 17:
+        table = c.x(op, "boxes")
+        n = shape_of(c, table)[0]
+        c.check(shape_of(c, table) == [n, 4], f"boxes must be [N, 4], got {shape_of(c, table)}")
+        idx = c.x(op, "box_indices") if c.has(op, "box_indices") else c.const(np.arange(n, dtype=np.int32), "int32")
+        width = 4
+    else:
+        roi = c.x(op, "roi")
+        rs = shape_of(c, roi)
+        c.check(len(rs) == 5 and rs[1] == 1 and rs[2] in (4, 5) and rs[3:] == [1, 1],
+                f"roi must be [N, 1, 4 or 5, 1, 1], got {rs}")
+        n, width = rs[0], rs[2]
+        c.check(width == 4 or bsz == 1, "a box batch index with a batch of more than one image is ambiguous "
+                                        "(coremltools declares the result [N, B, C, h, w] all the same)")
+        table = c.reshape(roi, [n, width])
+        idx = None
+    outs = []
+    for i in range(n):
+        vals = [c.reshape(c.op("slice", [table], starts=[i, j], sizes=[1, 1]), [1]) for j in range(width)]
+        if c.opset >= 17:
+            src = c.op("gather", [x, c.reshape(c.op("slice", [c.reshape(idx, [n])], starts=[i], sizes=[1]), [1])],
+                       axis=0)
+        elif width == 5:
+            src = c.op("gather", [x, c.op("cast", [vals[0]], to="int32")], axis=0)
+        else:
+            src = x
+        a0, a1, b0, b1 = vals[-4:]
+        if box_mode.endswith("WIDTH_FIRST"):
+            a0, a1, b0, b1 = a1, a0, b1, b0
+        if box_mode.startswith("CENTER"):
+            hh, hw = c.op("mul", [b0, f32(c, 0.5)]), c.op("mul", [b1, f32(c, 0.5)])
+            y1, x1, y2, x2 = c.op("sub", [a0, hh]), c.op("sub", [a1, hw]), c.op("add", [a0, hh]), c.op("add", [a1, hw])
+        else:
+            y1, x1, y2, x2 = a0, a1, b0, b1
+        if bool(c.scalar(op, "normalized_coordinates", False)):
+            sy, sx = f32(c, h - 1), f32(c, w - 1)
+        else:
+            sy = sx = f32(c, float(c.scalar(op, "spatial_scale", 1.0)))
+        y1, y2, x1, x2 = (c.op("mul", [v, s]) for v, s in ((y1, sy), (y2, sy), (x1, sx), (x2, sx)))
+        y = _box_points(c, src, 2, y1, y2, th, mode, pad)
+        y = _box_points(c, y, 3, x1, x2, tw, mode, pad)
+        outs.append(c.reshape(y, [1] + shape_of(c, y)))
+    out = outs[0] if n == 1 else c.op("concat", [outs], axis=0)
+    return c.reshape(out, [n, ch, th, tw]) if c.opset >= 17 else out
