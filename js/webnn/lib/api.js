@@ -145,6 +145,9 @@ class MLContext {
     this._live('createConstantTensor()');
     const desc = operandDescriptor(descriptor, 'createConstantTensor()');
     supported(this, 'constant', desc.dataType, 'createConstantTensor()');
+    if (desc.dataType === 'int4' || desc.dataType === 'uint4') {
+      throw new DOMException(`createConstantTensor(): ${desc.dataType} tensors are not supported; use builder.constant()`, 'NotSupportedError');
+    }
     const bytes = bytesOf(inputData, 'createConstantTensor()');
     if (bytes.byteLength !== byteLength(desc)) {
       throw new TypeError(`createConstantTensor(): the data has ${bytes.byteLength} bytes, the descriptor needs ${byteLength(desc)}`);
@@ -395,6 +398,7 @@ class MLGraphBuilder {
       if (data.byteLength !== byteLength(desc)) {
         throw new TypeError(`constant(): the buffer has ${data.byteLength} bytes, the descriptor needs ${byteLength(desc)}`);
       }
+      if (desc.dataType === 'int4' || desc.dataType === 'uint4') data = unpack4(data, size(desc.shape), desc.dataType === 'int4');
     }
     supported(this[internal].context, 'constant', desc.dataType, 'constant()');
     const operand = new MLOperand(internal, this, desc, null);
@@ -584,6 +588,17 @@ function operandsIn(v) {
   if (Array.isArray(v)) return v.flatMap(operandsIn);
   if (v && typeof v === 'object') return Object.values(v).flatMap(operandsIn);
   return [];
+}
+
+/** 4-bit values packed two to a byte (the first in the low nibble), one per byte as Estuary stores
+ * them: int4 sign-extended to int8, uint4 as uint8. */
+function unpack4(packed, count, signed) {
+  const out = new Uint8Array(count);
+  for (let i = 0; i < count; i++) {
+    const nibble = (packed[i >> 1] >> ((i & 1) * 4)) & 0xf;
+    out[i] = signed && nibble >= 8 ? nibble + 0xf0 : nibble;
+  }
+  return out;
 }
 
 /** The bytes of one number cast to `type` (the spec's "cast a number"). */

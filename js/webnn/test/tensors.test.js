@@ -138,3 +138,21 @@ test('an output may share its name with an input, as in a browser', async () => 
   context.dispatch(graph, { x: xin }, { x: xout });
   assert.deepEqual([...new Float32Array(await context.readTensor(xout))], [-1.5, 2]);
 });
+
+test('int4 constants, packed two to a byte, reach Estuary one value per byte (where the limits list them)', async () => {
+  const c = await navigator.ml.createContext();
+  const [state] = Object.getOwnPropertySymbols(c);
+  const allowed = c[state].limits.constant.dataTypes;
+  if (!allowed.includes('int4')) allowed.push('int4'); // Estuary's importer reads int4 constants already
+  const b = new MLGraphBuilder(c);
+  const x = b.constant({ dataType: 'int4', shape: [3] }, new Uint8Array([0x21, 0x03])); // 1, 2, 3
+  const zeroPoint = b.constant({ dataType: 'int4', shape: [3] }, new Uint8Array([0x8f, 0x07])); // -1, -8, 7
+  const scale = b.constant(f32([3]), new Float32Array([1, 0.5, 2]));
+  const y = b.add(b.dequantizeLinear(x, scale, zeroPoint), b.input('i', f32([3])));
+  const graph = await b.build({ y });
+  const out = new Float32Array(3);
+  await c.compute(graph, { i: new Float32Array([0, 0, 0.25]) }, { y: out });
+  // (x - zeroPoint) * scale + i
+  assert.deepEqual([...out], [2, 5, -7.75]);
+  c.destroy();
+});
