@@ -104,7 +104,8 @@ class MLContext {
     let resolveLost;
     const lost = new Promise((r) => { resolveLost = r; });
     this[internal] = { ...init, limits, lost, resolveLost, destroyed: false, tensors: new Set(), graphs: new Set() };
-    init.bridge.onLost.push((message) => this[internal].destroyed || this._lose(message));
+    this[internal].onLost = (message) => this[internal].destroyed || this._lose(message);
+    init.bridge.onLost.push(this[internal].onLost);
   }
 
   get accelerated() { return this[internal].accelerated; }
@@ -116,6 +117,8 @@ class MLContext {
   _lose(message) {
     const s = this[internal];
     s.destroyed = true;
+    const listeners = s.bridge.onLost;
+    if (listeners.includes(s.onLost)) listeners.splice(listeners.indexOf(s.onLost), 1);
     for (const t of s.tensors) t[internal].destroyed = true;
     for (const g of s.graphs) g[internal].destroyed = true;
     s.resolveLost({ message });

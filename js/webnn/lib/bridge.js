@@ -48,7 +48,7 @@ class Bridge {
     this.dead = new DOMException(message, 'OperationError');
     for (const { reject } of this.pending.values()) reject(this.dead);
     this.pending.clear();
-    for (const f of this.onLost) f(message);
+    for (const f of [...this.onLost]) f(message); // a copy: each listener removes itself
     if (bridge === this) bridge = null;
   }
 

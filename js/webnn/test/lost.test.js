@@ -8,6 +8,10 @@ const { getBridge } = require('../lib/bridge');
 
 test('a dead worker loses its contexts; a new context gets a new worker', async () => {
   const context = await navigator.ml.createContext();
+  const second = await navigator.ml.createContext();
+  const destroyed = await navigator.ml.createContext();
+  destroyed.destroy();
+  assert.equal(getBridge().onLost.length, 2); // a destroyed context no longer listens
   const b = new MLGraphBuilder(context);
   const pending = b.build({ y: b.relu(b.input('x', { dataType: 'float32', shape: [2] })) });
   const first = getBridge();
@@ -15,6 +19,8 @@ test('a dead worker loses its contexts; a new context gets a new worker', async 
   await assert.rejects(pending, (e) => e instanceof DOMException && e.name === 'OperationError');
   const info = await context.lost;
   assert.match(info.message, /worker exited/);
+  assert.match((await second.lost).message, /worker exited/);
+  assert.equal((await destroyed.lost).message, 'destroy() was called');
   await assert.rejects(context.createTensor({ dataType: 'float32', shape: [1] }), (e) => e.name === 'InvalidStateError');
   assert.throws(() => new MLGraphBuilder(context), (e) => e.name === 'InvalidStateError');
 
