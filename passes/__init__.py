@@ -31,6 +31,6 @@ def register(name: str, doc: str | None = None) -> Callable[[PassFn], PassFn]:
 
 def load_all() -> dict[str, PassFn]:
     """Import every pass module (each registers itself)."""
-    from estuary.passes import (cleanup, fold_bn, layout, lower, merge_matmuls, split_elementwise,  # noqa: F401
-                                stack_steps, verify)
+    from estuary.passes import (chain_barriers, cleanup, fold_bn, layout, lower, merge_matmuls,  # noqa: F401
+                                split_elementwise, stack_steps, verify)
     return PASSES

@@ -36,7 +36,8 @@ def passes_for(options: CompileOptions) -> list[str]:
         raise EstuaryError(f"cannot disable pass(es) {unknown}: the optional passes are "
                            f"{OPTIMIZATIONS + IREE_OPTIMIZATIONS}")
     optimizations = [n for n in OPTIMIZATIONS if n not in options.disabled] if options.optimize else []
-    return ["nn-verify"] + optimizations + ["lower-nn-to-tosa"] + list(targets.get(options.target).after_lowering)
+    return (["nn-verify"] + optimizations + ["lower-nn-to-tosa", "limit-elementwise-chains"] +
+            list(targets.get(options.target).after_lowering))
 
 
 def run_default(nn: Any, options: CompileOptions) -> dict[str, Any]:
