@@ -152,11 +152,11 @@ func.func @pow_integer(%a: tensor<4xi8>, %b: tensor<4xi8>) -> tensor<4xi8> {
 
 // -----
 
-// Float pow: |x| ** e (in f64 on the CPU), the sign of an odd integer exponent restored for
-// negative bases, NaN for a finite negative base and a non-integer exponent.
+// Float pow: |x| ** e, the sign of an odd integer exponent restored for negative bases, NaN for a
+// finite negative base and a non-integer exponent.
 // CHECK-LABEL: func.func @pow_float_negative_base
 // CHECK: linalg.generic
-// CHECK-DAG: math.powf {{.*}} : f64
+// CHECK-DAG: math.powf {{.*}} : f32
 // CHECK-DAG: math.absf
 // CHECK-DAG: math.copysign
 // CHECK-DAG: math.floor

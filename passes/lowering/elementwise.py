@@ -98,29 +98,23 @@ def lower_pow(n):
     if _is_float(n.out):
         e = _splat_exponent(n.inputs[1])
         if e is not None:  # one exponent for every element: specialised
-            if not n.options.gpu and (e != int(e) or abs(e) > 2):
-                n.run.results["keep_f64"] = True
+            if not n.options.gpu and e == int(e) and abs(e) > 2:
+                n.run.results["keep_f64"] = True  # the products run in float64 (IREE demotes it otherwise)
             return C.elementwise(n.out.shape, element, [a], lambda x: _constant_power(x, e, n.options.gpu))
-        if not n.options.gpu:
-            n.run.results["keep_f64"] = True  # pow in float64 (IREE demotes it otherwise)
-        return C.elementwise(n.out.shape, element, [a, b], lambda x, e: _float_power(x, e, n.options.gpu))
+        return C.elementwise(n.out.shape, element, [a, b], _float_power)
     return C.elementwise(n.out.shape, element, [a, b], _integer_power(not _unsigned(n.out)))
 
 
-def _float_power(x, e, gpu):
+def _float_power(x, e):
     """C's pow: |x| ** e, negated when x is negative (or -0) and e an odd integer, NaN when x is
     finite and negative and e not an integer, 1 for x ** 0 and (+-1) ** e. math.powf alone is
-    exp(e * log(x)) in IREE: NaN for every x < 0, and in float32 its error grows with |e * log x|,
-    so the CPU computes it in float64 (Vulkan devices need not have float64)."""
+    exp(e * log(x)) in IREE: NaN for every x < 0. Its float32 error grows with |e * log x| (a few
+    ULP at moderate powers, within WebNN's 32-ULP budget; float64 would cost several times more)."""
     t = x.type
     pred = arith.CmpFPredicate
     k = lambda v: C.scalar_const(t, v)  # noqa: E731
     ax = mathd.absf(x)
-    if gpu:
-        r = mathd.powf(ax, e)
-    else:
-        f64 = ir.F64Type.get()
-        r = arith.truncf(t, mathd.powf(arith.extf(f64, ax), arith.extf(f64, e)))
+    r = mathd.powf(ax, e)
     unit = arith.ori(arith.cmpf(pred.OEQ, e, k(0.0)), arith.cmpf(pred.OEQ, ax, k(1.0)))
     r = arith.select(unit, k(1.0), r)
     negative = arith.cmpf(pred.OLT, mathd.copysign(k(1.0), x), k(0.0))
@@ -133,24 +127,24 @@ def _float_power(x, e, gpu):
 
 
 def _splat_exponent(value):
-    """The exponent when `value` is a constant of one finite value that is not an integer beyond
-    64 in magnitude (those keep the general form), else None."""
+    """The exponent when `value` is a constant of one finite value that is not an integer of 2**31
+    or more in magnitude (those keep the general form), else None."""
     array = constant_array(value)
     if array is None or not array.size:
         return None
     e = float(array.reshape(-1)[0])
-    if not np.all(array == e) or not math.isfinite(e) or (e == int(e) and abs(e) > 64):
+    if not np.all(array == e) or not math.isfinite(e) or (e == int(e) and abs(e) >= 2 ** 31):
         return None
     return e
 
 
 def _constant_power(x, e, gpu):
-    """x ** e for a compile-time exponent (C's pow): an integer |e| <= 64 multiplies out by squaring
+    """x ** e for a compile-time exponent (C's pow): an integer exponent multiplies out by squaring
     (beyond e = +-2 in float64 on the CPU, one rounding), the sign restored for odd e; otherwise
-    |x| ** e (in float64 on the CPU), NaN for a finite negative x."""
+    |x| ** e, NaN for a finite negative x."""
     t = x.type
     k = lambda v: C.scalar_const(t, v)  # noqa: E731
-    if e == int(e) and abs(e) <= 64:
+    if e == int(e):
         n = abs(int(e))
         gpu = gpu or n <= 2  # one product (e = 2) is already correctly rounded in the input's type
         wide = ir.F64Type.get() if not gpu else t
@@ -169,11 +163,7 @@ def _constant_power(x, e, gpu):
         if not gpu:
             result = arith.truncf(t, result)
         return mathd.copysign(result, x) if int(e) % 2 else result
-    if gpu:
-        r = mathd.powf(mathd.absf(x), k(e))
-    else:  # float64 keeps exp(e * log x) within an ULP of the float32 result
-        f64 = ir.F64Type.get()
-        r = arith.truncf(t, mathd.powf(arith.extf(f64, mathd.absf(x)), C.scalar_const(f64, e)))
+    r = mathd.powf(mathd.absf(x), k(e))
     pred = arith.CmpFPredicate  # C's pow: NaN for a finite negative x; (-inf) ** e is inf or 0
     finite_negative = arith.andi(arith.cmpf(pred.OLT, x, k(0.0)), arith.cmpf(pred.ONE, x, k(-math.inf)))
     return arith.select(finite_negative, k(math.nan), r)

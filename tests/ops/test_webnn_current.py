@@ -33,7 +33,7 @@ def test_pow_negative_bases_random(rng):
     b = rng.integers(-6, 7, (8,)).astype(np.float32)
     got = _one("pow", {"a": a, "b": b}, ("a", "a"), ("b", "b"))
     want = np.power(a.astype(np.float64), b.astype(np.float64)).astype(np.float32)
-    assert_ulp(got, want, 2)
+    assert_ulp(got, want, 8)  # float32 powf; WebNN's conformance budget for pow is 32 ULP
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.int32, np.int64, np.uint8])
@@ -295,7 +295,7 @@ def test_pow_constant_exponent(e, rng):
     with np.errstate(all="ignore"):
         # an array exponent: numpy takes sqrt for a scalar 0.5, which differs from C's pow at -inf
         want = np.power(x.astype(np.float64), np.full(x.shape, np.float32(e), np.float64)).astype(np.float32)
-    assert_ulp(got, want, 2)
+    assert_ulp(got, want, 2 if e == int(e) else 8)  # integers multiply out; others take float32 powf
 
 
 def _limits(op_name, operand="input"):
