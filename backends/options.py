@@ -16,6 +16,10 @@ from estuary.errors import EstuaryError
 # machine's core count, since `host` means "this machine".
 NAMED_CPU_WORKERS = 8
 MAX_WORKERS = 64
+# Reduced precision is opt-in: the inputs of every matmul and convolution rounded to bf16 or fp16
+# (IREE's contraction-input demotion), products accumulated in float32. Accuracy against float32:
+# docs/performance.md, "Reduced precision".
+PRECISIONS = ("fp32", "bf16", "fp16")
 
 
 def host_workers() -> int:
@@ -37,11 +41,12 @@ class CompileOptions:
     retile: bool = False  # cpu-tiles: rewrite IREE's tile choices between configuration and code generation
     workers: int = 2  # CPU worker count the tile rules balance workgroups for
     extra_flags: tuple[str, ...] = ()  # IREE flags appended to the target's
+    precision: str = "fp32"  # inputs of matmuls and convolutions: fp32, or bf16/fp16 (float32 accumulation)
 
     @classmethod
     def create(cls, target: str = "llvm-cpu", *, cpu: str = "host", optimize: bool | None = None,
                disable_passes: tuple[str, ...] | list[str] | frozenset[str] = (), workers: int | None = None,
-               extra_flags: tuple[str, ...] | list[str] = ()) -> CompileOptions:
+               extra_flags: tuple[str, ...] | list[str] = (), precision: str = "fp32") -> CompileOptions:
         """Options for compiling for `target`: `optimize=None` means on unless ESTUARY_OPTIMIZE=0
         (the test suite's passes-off run); `workers=None` the default described at NAMED_CPU_WORKERS."""
         from estuary.backends import targets
@@ -54,13 +59,15 @@ class CompileOptions:
             workers = host_workers() if cpu == "host" else NAMED_CPU_WORKERS
         if isinstance(workers, bool) or not isinstance(workers, int) or not 1 <= workers <= MAX_WORKERS:
             raise EstuaryError(f"workers must be a whole number from 1 to {MAX_WORKERS}, got {workers!r}")
+        if precision not in PRECISIONS:
+            raise EstuaryError(f"unknown precision {precision!r}; choose one of {', '.join(PRECISIONS)}")
         disabled = frozenset(disable_passes)
         cpu_forms = target == "llvm-cpu" and optimize
         retile = cpu_forms and "cpu-tiles" not in disabled
         return cls(target=target, cpu=cpu, optimize=bool(optimize), disabled=disabled,
                    cpu_lanes=host.vector_lanes(cpu) if retile else None,
                    winograd=cpu_forms and "cpu-winograd" not in disabled, retile=retile,
-                   workers=workers, extra_flags=tuple(extra_flags))
+                   workers=workers, extra_flags=tuple(extra_flags), precision=precision)
 
     @property
     def gpu(self) -> bool:
@@ -103,5 +110,5 @@ def _lanes(text: str) -> int | None:
 _PARSERS: dict[str, Callable[[str], object]] = {
     "target": str, "cpu": str, "optimize": _bool, "cpu_lanes": _lanes, "winograd": _bool, "retile": _bool,
     "workers": int, "disabled": lambda t: frozenset(x for x in t.split(",") if x),
-    "extra_flags": lambda t: tuple(x for x in t.split(",") if x),
+    "extra_flags": lambda t: tuple(x for x in t.split(",") if x), "precision": str,
 }

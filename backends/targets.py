@@ -26,7 +26,8 @@ class Target:
     def flags(self, options: CompileOptions, *, keep_f64: bool = False) -> list[str]:
         """Every IREE flag of a compile for this target with `options`; `keep_f64`: a lowering
         needs real float64 arithmetic (IREE demotes f64 to f32 by default)."""
-        flags = list(self.device_flags) + abi.EXECUTION_MODEL + self.target_flags(options) + list(options.extra_flags)
+        flags = list(self.device_flags) + abi.EXECUTION_MODEL + self.target_flags(options)
+        flags += list(options.extra_flags)
         if keep_f64 and not self.gpu:
             flags.append("--iree-input-demote-f64-to-f32=false")
         return flags

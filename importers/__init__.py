@@ -70,7 +70,7 @@ NOT_INPUT = ("is not an input format: Estuary reads Core ML, NNEF, WebNN and NNA
 def _sniff(f: BinaryIO, head: bytes, path: str) -> str | None:
     """The format `head` (the file's first bytes; `f` the open file) shows, the suffix as a hint."""
     lower = path.lower()
-    from estuary.runtime import is_vmfb
+    from estuary.integrity import is_vmfb
 
     if is_vmfb(head):
         raise ModelImportError(f"{path}: this is a compiled artefact (.vmfb), not a model; run it with "

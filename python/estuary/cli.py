@@ -119,7 +119,8 @@ def _compile(args):
         art = estuary.compile(args.model, target=args.target, format=args.format,
                               optimize=False if args.no_optimize else None, cpu=args.target_cpu,
                               extra_flags=args.iree_flag or (), progress=progress,
-                              disable_passes=args.disable_pass or (), shapes=_shapes(args), workers=args.workers)
+                              disable_passes=args.disable_pass or (), shapes=_shapes(args), workers=args.workers,
+                              precision=args.precision)
     art.save(out)
     t = art.timings
     _say(args, f"wrote {out} ({len(art.vmfb)} bytes) for {args.target} in {t.get('total_s', 0):.2f} s "
@@ -222,7 +223,7 @@ def _load(args):
 
 
 def _is_artifact(path):
-    from estuary.runtime import is_vmfb
+    from estuary.integrity import is_vmfb
 
     try:
         if os.path.isdir(path):
@@ -370,6 +371,7 @@ def _global_options():
 def build_parser():
     import estuary
     from estuary.backends import TARGETS
+    from estuary.backends.options import PRECISIONS
 
     common = _global_options()
     p = argparse.ArgumentParser(prog="estuary", parents=[common],
@@ -418,6 +420,8 @@ def build_parser():
                    help="skip one optimization pass, e.g. nn-layout-nhwc, cpu-winograd or cpu-tiles (repeatable)")
     s.add_argument("--workers", type=int, help="llvm-cpu: the worker count the tile rules plan workgroups for "
                    "(default: this machine's cores for --target-cpu host, else 8)")
+    s.add_argument("--precision", default="fp32", choices=PRECISIONS,
+                   help="inputs of matmuls and convolutions in bf16 or fp16, accumulated in float32 (default fp32)")
     s.add_argument("--iree-flag", action="append", help="extra flag for iree-compile (repeatable)")
     shape_option(s)
     s.set_defaults(fn=_compile)
@@ -491,7 +495,7 @@ def main(argv=None):
 
 
 OPT_EPILOG = """pass options, in MLIR's textual form: --lower-nn-to-tosa="target=vulkan-spirv cpu-lanes=8"
-(keys: target, cpu, optimize, cpu-lanes, winograd, retile, workers, disabled, extra-flags).
+(keys: target, cpu, optimize, cpu-lanes, winograd, retile, workers, disabled, extra-flags, precision).
 Side results of a pass (e.g. keep-f64) are printed as a '// <pass>: key=value' line first."""
 
 

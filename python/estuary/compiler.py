@@ -9,12 +9,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from iree.compiler import api
-
 from estuary import integrity
 from estuary.backends import TARGETS, CompileOptions, abi, targets
-from estuary.backends.llvm_cpu import phases
-from estuary.errors import CompileError, EstuaryError
+from estuary.backends.invoke import run_iree
+from estuary.errors import EstuaryError
 
 __all__ = ["Artifact", "CompileOptions", "TARGETS", "compile", "compile_nn", "signature_json"]
 
@@ -86,64 +84,34 @@ def compile_nn(nn: Any, options: CompileOptions | None = None, *, progress: Prog
     return Artifact(vmfb, options.target, nn.signature(), timings, stats)
 
 
-def _execute(session: Any, nn: Any, options: CompileOptions, stats: dict[str, Any]) -> tuple[bool, Any, Any]:
-    """Run IREE's pipeline; for llvm-cpu in two phases around the retuning of its tile choices
-    (the limits always, the measured rules with `options.retile`)."""
-    phased = phases.phased_compile(session, nn.module.operation, nn.context, options.workers, options.retile) \
-        if targets.get(options.target).retunes else None
-    if phased is not None:
-        ok, inv, stats["cpu_tiles"], keep = phased
-        return ok, inv, keep
-    inv = session.invocation()
-    inv.import_module(nn.module.operation)
-    return inv.execute(), inv, None
-
-
 def iree_compile(nn: Any, flags: Sequence[str], options: CompileOptions, stats: dict[str, Any] | None = None) -> bytes:
-    """Hand the module to IREE without printing it; CompileError carries IREE's diagnostics."""
-    session = nn.session
-    try:
-        session.set_flags(*flags)
-    except ValueError as e:
-        raise CompileError(f"bad compiler flags {list(flags)}: {e}") from None
-    diagnostics = []
+    """Hand the module to IREE without printing it; CompileError carries IREE's diagnostics. A
+    reduced-precision compile runs IREE in a child process (backends/precision.py says why)."""
+    stats = {} if stats is None else stats
+    if options.precision != "fp32":
+        from estuary.backends import precision
 
-    def collect(d: Any) -> bool:
-        diagnostics.append(f"{d.location}: {d.message}")
-        return True
-
-    handler = nn.context.attach_diagnostic_handler(collect)
-    try:
-        ok, inv, keep = _execute(session, nn, options, {} if stats is None else stats)
-    finally:
-        handler.detach()
-    try:
-        if not ok:
-            detail = "\n  ".join(diagnostics[:20]) or "(no diagnostics)"
-            raise CompileError(f"{nn.source}: IREE failed to compile for {' '.join(flags)}:\n  {detail}")
-        out = api.Output.open_membuffer()
-        inv.output_vm_bytecode(out)
-        return integrity.seal(bytes(out.map_memory()))  # estuary.load checks it before IREE parses
-    finally:
-        inv.close()  # the session keeps each invocation, and the module it holds, until closed
-        del keep  # the configured module the phased invocation borrowed
+        vmfb, stats["cpu_tiles"] = precision.compile_in_child(nn.module, flags, options, nn.source)
+        return integrity.seal(vmfb)
+    return integrity.seal(run_iree(nn.session, nn.module.operation, nn.context, flags, options, stats, nn.source))
 
 
 def compile(source: Any, target: str = "llvm-cpu", format: str | None = None, *, optimize: bool | None = None,
             cpu: str = "host", extra_flags: Iterable[str] = (), shapes: dict[str, Any] | None = None,
             progress: Progress = False, disable_passes: Iterable[str] = (), workers: int | None = None,
-            options: CompileOptions | None = None) -> Artifact:
+            precision: str = "fp32", options: CompileOptions | None = None) -> Artifact:
     """Compile a model (path, in-memory model object, or NNModule) for `target`.
 
     The keyword arguments make the CompileOptions (`options=` passes a ready one instead):
     `optimize` the nn-level passes (None: on unless ESTUARY_OPTIMIZE=0), `cpu` the llvm-cpu
     target CPU, `disable_passes` optional passes by name, `workers` the CPU worker count the
-    tile rules plan for (default: this machine's cores for `cpu="host"`, else 8)."""
+    tile rules plan for (default: this machine's cores for `cpu="host"`, else 8), `precision`
+    "bf16" or "fp16" to round matmul and convolution inputs (float32 accumulation; opt-in)."""
     from estuary.importers import import_model
 
     if options is None:
         options = CompileOptions.create(target, cpu=cpu, optimize=optimize, disable_passes=tuple(disable_passes),
-                                        workers=workers, extra_flags=tuple(extra_flags))
+                                        workers=workers, extra_flags=tuple(extra_flags), precision=precision)
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     _progress(progress, f"importing {source if isinstance(source, (str, os.PathLike)) else type(source).__name__}")

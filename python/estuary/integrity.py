@@ -93,3 +93,8 @@ def check_signature(sig: Any) -> dict[str, Any]:
     if outputs is not None and not (isinstance(outputs, list) and all(isinstance(x, str) for x in outputs)):
         raise IntegrityError("the signature's label_outputs are not a list of names")
     return sig
+
+
+def is_vmfb(head: bytes) -> bool:
+    """Whether bytes start like a .vmfb (IREE's FlatBuffer, bare or in its zip wrapper)."""
+    return head[4:8] == b"IREE" or (head.startswith(b"PK\x03\x04") and b"IREE" in head[:512])

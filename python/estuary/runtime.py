@@ -458,11 +458,6 @@ def _download(device: rt.HalDevice, bv: rt.HalBufferView, dtype: np.dtype[Any]) 
     return host.view(dtype).reshape(bv.shape)
 
 
-def is_vmfb(head: bytes) -> bool:
-    """Whether bytes start like a .vmfb (IREE's FlatBuffer, bare or in its zip wrapper)."""
-    return head[4:8] == b"IREE" or (head.startswith(b"PK\x03\x04") and b"IREE" in head[:512])
-
-
 def load(artifact_or_path: Artifact | str | os.PathLike[str] | bytes | bytearray | memoryview,
          device: str | None = None, threads: int | None = None, *, target: str | None = None,
          format: str | None = None, shapes: dict[str, Any] | None = None, cache: bool = True,
@@ -494,7 +489,7 @@ def load(artifact_or_path: Artifact | str | os.PathLike[str] | bytes | bytearray
                 head = f.read(512)
     except OSError as e:
         raise EstuaryError(f"{path}: cannot read ({e.strerror})") from None
-    if not is_vmfb(head) and not path.lower().endswith(".vmfb"):  # a damaged .vmfb stays an artefact
+    if not integrity.is_vmfb(head) and not path.lower().endswith(".vmfb"):  # a damaged .vmfb stays an artefact
         from estuary.cache import load_model
 
         return load_model(path, device, threads, target=target, format=format, shapes=shapes, cache=cache,

@@ -1,0 +1,58 @@
+"""Running IREE's compiler on a lowered module: one session invocation, or for llvm-cpu two
+phases around the retuning of its tile choices (llvm_cpu/phases.py). Used by estuary.compiler
+and by the reduced-precision child process (precision.py)."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from iree.compiler import api
+
+from estuary.backends import targets
+from estuary.backends.llvm_cpu import phases
+from estuary.backends.options import CompileOptions
+from estuary.errors import CompileError
+
+
+def _execute(session: Any, module_op: Any, context: Any, options: CompileOptions,
+             stats: dict[str, Any]) -> tuple[bool, Any, Any]:
+    """Run IREE's pipeline; for llvm-cpu in two phases around the retuning of its tile choices
+    (the limits always, the measured rules with `options.retile`)."""
+    phased = phases.phased_compile(session, module_op, context, options.workers, options.retile) \
+        if targets.get(options.target).retunes else None
+    if phased is not None:
+        ok, inv, stats["cpu_tiles"], keep = phased
+        return ok, inv, keep
+    inv = session.invocation()
+    inv.import_module(module_op)
+    return inv.execute(), inv, None
+
+
+def run_iree(session: Any, module_op: Any, context: Any, flags: Sequence[str], options: CompileOptions,
+             stats: dict[str, Any], source: str) -> bytes:
+    """The .vmfb of `module_op` compiled by `session` with `flags`; CompileError on failure."""
+    try:
+        session.set_flags(*flags)
+    except ValueError as e:
+        raise CompileError(f"bad compiler flags {list(flags)}: {e}") from None
+    diagnostics = []
+
+    def collect(d: Any) -> bool:
+        diagnostics.append(f"{d.location}: {d.message}")
+        return True
+
+    handler = context.attach_diagnostic_handler(collect)
+    try:
+        ok, inv, keep = _execute(session, module_op, context, options, stats)
+    finally:
+        handler.detach()
+    try:
+        if not ok:
+            detail = "\n  ".join(diagnostics[:20]) or "(no diagnostics)"
+            raise CompileError(f"{source}: IREE failed to compile for {' '.join(flags)}:\n  {detail}")
+        out = api.Output.open_membuffer()
+        inv.output_vm_bytecode(out)
+        return bytes(out.map_memory())  # sealed by the caller: estuary.load checks it before IREE parses
+    finally:
+        inv.close()  # the session keeps each invocation, and the module it holds, until closed
+        del keep  # the configured module the phased invocation borrowed
