@@ -219,3 +219,27 @@ def test_function_selection(tmp_path):
     np.testing.assert_array_equal(got, x * 2)
     with pytest.raises(ModelImportError, match="no function 'quadruple'.*double, triple"):
         mlprogram.load_model(multi, function="quadruple")
+
+
+def test_enumerated_shapes(tmp_path):
+    """ct.EnumeratedShapes from a torch module: each listed shape compiles (shapes=), matching torch;
+    a shape outside the set is refused."""
+    torch = pytest.importorskip("torch")
+    c = ct()
+
+    class Model(torch.nn.Module):
+        def forward(self, x):
+            return torch.softmax(x, -1) * 2 + x.mean(1, keepdim=True) + torch.cumsum(x, 1)
+
+    model = Model().eval()
+    shapes = c.EnumeratedShapes(shapes=[(2, 5, 3), (1, 7, 3)], default=(2, 5, 3))
+    ml = c.convert(torch.jit.trace(model, torch.randn(2, 5, 3)), inputs=[c.TensorType(name="x", shape=shapes)],
+                   convert_to="mlprogram", compute_precision=c.precision.FLOAT32)
+    path = str(tmp_path / "enum.mlpackage")
+    ml.save(path)
+    for shape in ((2, 5, 3), (1, 7, 3)):
+        x = torch.randn(*shape)
+        got = estuary.load(estuary.compile(path, shapes={"x": list(shape)})).run({"x": x.numpy()})
+        np.testing.assert_allclose(next(iter(got.values())), model(x).numpy(), rtol=1e-5, atol=1e-5)
+    with pytest.raises(EstuaryError, match="enumerated shapes"):
+        import_model(path, shapes={"x": [3, 3, 3]})
