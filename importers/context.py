@@ -51,6 +51,13 @@ class ConversionContext(Builder):
         if not cond:
             self.fail(message)
 
+    def spec(self, value: ir.Value) -> TensorSpec:
+        """The spec of an operand; a clear error when the model gave something else (a list where
+        one operand belongs), which would otherwise fail inside the converter."""
+        if not isinstance(value, ir.Value):
+            self.fail(f"expected one operand, got {type(value).__name__} {value!r:.60}")
+        return super().spec(value)
+
     # ------------------------------------------------------------ building
 
     def create(self, nn_name: str, operands: list[Operand], attrs: Mapping[str, Any]) -> Results:

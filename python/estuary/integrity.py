@@ -75,11 +75,8 @@ def check_signature(sig: Any) -> dict[str, Any]:
         entries = sig.get(key)
         if not isinstance(entries, list):
             raise IntegrityError(f"the signature has no list of {key}")
-        for i, entry in enumerate(entries):
+        for i, entry in enumerate(entries):  # a name may repeat: a model may list an output twice
             _tensor(entry, f"{key[:-1]} {i}")
-        names = [e[0] for e in entries]
-        if len(set(names)) != len(names):
-            raise IntegrityError(f"the signature repeats {key[:-1]} names: {names!r:.80}")
     for key in ("format", "source", "target"):
         if key in sig and not isinstance(sig[key], str):
             raise IntegrityError(f"the signature's {key} is not a string")
