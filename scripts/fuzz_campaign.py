@@ -5,7 +5,7 @@
 
 Writes the cases and results.jsonl into --work, keeps the mutants that did not end 'ok' or a
 clean error (with their logs), prints the format x outcome table, and exits 1 when any case
-raised a raw exception, crashed, hung or ran out of memory."""
+reported an internal error, raised a raw exception, crashed, hung or ran out of memory."""
 import argparse
 import os
 import sys

@@ -22,7 +22,7 @@ sys.path.insert(0, str(HERE.parent))
 from fuzz import mutators, seeds as seed_models  # noqa: E402
 from fuzz.runner import OUTCOMES  # noqa: E402
 
-BAD = ("raw", "crash", "hang", "oom")
+BAD = ("internal", "raw", "crash", "hang", "oom")
 
 
 def make_cases(work: Path, formats: tuple[str, ...], count: int, seed: int) -> list[dict[str, Any]]:

@@ -8,6 +8,7 @@ on zeros, and writes its outcome; the server classifies how it ended:
 
     ok         compiled (loaded) and ran
     error      one EstuaryError: a clean refusal
+    internal   an InternalError: clean, but it reports a bug in Estuary
     raw        any other exception left Estuary
     crash      the process died by a signal or exited without an outcome
     hang       the case ran past its time (wall clock or CPU)
@@ -24,7 +25,7 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-OUTCOMES = ("ok", "error", "raw", "crash", "hang", "oom")
+OUTCOMES = ("ok", "error", "internal", "raw", "crash", "hang", "oom")
 OOM_SIGNS = ("bad_alloc", "MemoryError", "Cannot allocate memory", "out of memory", "RESOURCE_EXHAUSTED")
 
 
@@ -46,13 +47,14 @@ def compile_and_run(fmt: str, path: str) -> None:
 
 def execute(fmt: str, path: str) -> tuple[str, str]:
     """(outcome, detail) of one case run in this process."""
-    from estuary.errors import EstuaryError
+    from estuary.errors import EstuaryError, InternalError
 
     try:
         compile_and_run(fmt, path)
         return "ok", ""
     except EstuaryError as e:
-        return "error", f"{type(e).__name__}: {str(e).splitlines()[0][:300] if str(e) else ''}"
+        kind = "internal" if isinstance(e, InternalError) else "error"
+        return kind, f"{type(e).__name__}: {str(e).splitlines()[0][:300] if str(e) else ''}"
     except MemoryError as e:
         return "oom", f"MemoryError: {e}"[:300]
     except BaseException as e:  # noqa: BLE001 - the point is to see what escapes
