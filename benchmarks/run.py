@@ -6,14 +6,14 @@
     python benchmarks/run.py --flag=--iree-llvmcpu-enable-ukernels=none   # try an extra IREE flag
     python benchmarks/run.py --cpu-flags "--iree-opt-level=O3"   # replace the default CPU flags
     python benchmarks/run.py --threads 1                 # both runtimes on one thread
-    python benchmarks/run.py --format coreml             # compile the Core ML form (webnn, coreml, nnef)
+    python benchmarks/run.py --format coreml             # compile the Core ML form (webnn, coreml, nnef, mlprogram)
     python benchmarks/run.py --format all                # every model in every form, one row each
     python benchmarks/run.py --models resnet50,mobilenetv2   # two more, beyond the default five
 
 Each model is defined once in ONNX (benchmarks/models.py), converted to WebNN JSON (or a Core ML
-.mlmodel, or an NNEF folder: --format), compiled by Estuary in a child process (so compile time
-and peak RSS are its own), and then both runtimes run the same inputs alternately in this
-process. Outputs are checked to agree.
+.mlmodel, a Core ML ML Program .mlpackage, or an NNEF folder: --format), compiled by Estuary in a
+child process (so compile time and peak RSS are its own), and then both runtimes run the same
+inputs alternately in this process. Outputs are checked to agree.
 """
 import argparse
 import json
@@ -30,12 +30,13 @@ sys.path.insert(0, HERE)
 
 import models  # noqa: E402
 import onnx_to_coreml  # noqa: E402
+import onnx_to_mlprogram  # noqa: E402
 import onnx_to_nnef  # noqa: E402
 import onnx_to_webnn  # noqa: E402
 
 # the forms Estuary can compile each benchmark model from: converter and file suffix
 FORMATS = {"webnn": (onnx_to_webnn.convert, ".json"), "coreml": (onnx_to_coreml.convert, ".mlmodel"),
-           "nnef": (onnx_to_nnef.convert, ".nnef")}
+           "nnef": (onnx_to_nnef.convert, ".nnef"), "mlprogram": (onnx_to_mlprogram.convert, ".mlpackage")}
 
 _CHILD = r"""
 import json, os, resource, sys, time
