@@ -10,7 +10,7 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-@pytest.mark.parametrize("fmt", ["webnn", "coreml", "nnef"])
+@pytest.mark.parametrize("fmt", ["webnn", "coreml", "nnef", "mlprogram"])
 def test_benchmark_tiny(tmp_path, fmt):
     out = tmp_path / "rows.json"
     r = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "run.py"), "--models", "tiny",
