@@ -122,6 +122,9 @@ def _json_kind(path: str) -> str:
         return "nnapi" if path.lower().endswith(".nnapi.json") else "webnn"  # the importer reports it
     if isinstance(doc, dict) and (doc.get("format") == "nnapi" or ("operands" in doc and "operations" in doc)):
         return "nnapi"
+    if isinstance(doc, dict) and "operators" not in doc and (
+            "operands" in doc or "operations" in doc or path.lower().endswith(".nnapi.json")):
+        return "nnapi"  # NNAPI-like, or named so, and nothing of WebNN's: the NNAPI importer says what is wrong
     return "webnn"
 
 
