@@ -59,6 +59,16 @@ class Builder(ABC):
     def spec(self, value: ir.Value) -> TensorSpec:
         return spec_of(value)
 
+    def band(self, x: ir.Value, lower: int, upper: int) -> Results:
+        """Keep j - i <= upper and i - j <= lower on the last two axes (a negative bound: no
+        limit), as Core ML's matrixBandPart and MIL's band_part define it."""
+        y = x
+        if upper >= 0:
+            y = self.op("triangular", [y], upper=False, diagonal=upper)
+        if lower >= 0:
+            y = self.op("triangular", [y], upper=True, diagonal=-lower)
+        return y if y is not x else self.op("identity", [x])
+
     def reshape(self, value: ir.Value, shape: Sequence[int]) -> ir.Value:
         """`value` reshaped to `shape` (itself when it already has that shape)."""
         new_shape = [int(d) for d in shape]

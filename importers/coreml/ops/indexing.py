@@ -249,12 +249,7 @@ def convert_where_non_zero(c, layer):
 def _band(c, x, lower, upper):
     """Keep j - i <= upper (unless upper < 0) and i - j <= lower (unless lower < 0)."""
     c.check(len(_shape(c, x)) >= 2, f"input must have rank >= 2, got shape {_shape(c, x)}")
-    y = x
-    if upper >= 0:
-        y = c.op("triangular", [y], upper=False, diagonal=upper)
-    if lower >= 0:
-        y = c.op("triangular", [y], upper=True, diagonal=-lower)
-    return y if y is not x else c.op("identity", [x])
+    return c.band(x, lower, upper)
 
 
 @OPS.op("matrixBandPart")

@@ -52,16 +52,8 @@ def _binary(mil: str, nn_name: str, fn: Any) -> None:
         return c.op(nn_name, [a, b])
 
 
-def _compare(mil: str, nn_name: str, fn: Any) -> None:
-    @OPS.op(mil)
-    def convert(c: Any, op: Any) -> Any:
-        a, b = c.arg(op, "x"), c.arg(op, "y")
-        if both_const(a, b):
-            return fn(a, b)
-        return c.op(nn_name, [c.value(a), c.value(b)])
-
-
-def _logical(mil: str, nn_name: str, fn: Any) -> None:
+def _predicate(mil: str, nn_name: str, fn: Any) -> None:
+    """A comparison or logical op of x and y: folded with `fn` when both are constants."""
     @OPS.op(mil)
     def convert(c: Any, op: Any) -> Any:
         a, b = c.arg(op, "x"), c.arg(op, "y")
@@ -72,10 +64,8 @@ def _logical(mil: str, nn_name: str, fn: Any) -> None:
 
 for _mil, (_nn, _fn) in _BINARY.items():
     _binary(_mil, _nn, _fn)
-for _mil, (_nn, _fn) in _COMPARE.items():
-    _compare(_mil, _nn, _fn)
-for _mil, (_nn, _lf) in _LOGICAL.items():
-    _logical(_mil, _nn, _lf)
+for _mil, (_nn, _fn) in {**_COMPARE, **_LOGICAL}.items():
+    _predicate(_mil, _nn, _fn)
 
 
 @OPS.op("not_equal")

@@ -112,12 +112,7 @@ def convert_band_part(c: Any, op: Any) -> Any:
     x = c.x(op)
     c.check(len(shape_of(c, x)) >= 2, f"x must have rank >= 2, got {shape_of(c, x)}")
     lower, upper = int(c.scalar(op, "lower", -1)), int(c.scalar(op, "upper", -1))
-    y = x
-    if upper >= 0:
-        y = c.op("triangular", [y], upper=False, diagonal=upper)
-    if lower >= 0:
-        y = c.op("triangular", [y], upper=True, diagonal=-lower)
-    return y if y is not x else c.op("identity", [x])
+    return c.band(x, lower, upper)
 
 
 @OPS.op("cumsum")
