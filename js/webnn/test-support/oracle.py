@@ -6,7 +6,7 @@ import sys
 
 import numpy as np
 import onnxruntime as ort
-from onnx import TensorProto, helper
+from onnx import TensorProto, helper, numpy_helper
 
 
 def mobilenet(t):
@@ -63,13 +63,42 @@ def transformer(t):
     return nodes, ["x"], ["y"], consts
 
 
+def transformer_heads(t):
+    """transformer() with its attention split into heads: q, k, v reshaped to [1, seq, heads, dh]
+    and transposed to [1, heads, seq, dh]; the heads' results transposed back and merged."""
+    nodes, inputs, outputs, consts = transformer(t)
+    seq, d = t["x"]["shape"][1:]
+    heads = int(t["heads"]["data"][0])
+    dh = d // heads
+    split = [n for k in "qkv" for n in (
+        helper.make_node("Reshape", [k, "split_shape"], [f"{k}4"]),
+        helper.make_node("Transpose", [f"{k}4"], [f"{k}h"], perm=[0, 2, 1, 3]))]
+    attention = [
+        *split,
+        helper.make_node("Transpose", ["kh"], ["kt"], perm=[0, 1, 3, 2]),
+        helper.make_node("MatMul", ["qh", "kt"], ["s0"]),
+        helper.make_node("Mul", ["s0", "scale"], ["s1"]),
+        helper.make_node("Softmax", ["s1"], ["a"], axis=3),
+        helper.make_node("MatMul", ["a", "vh"], ["ctx_h"]),
+        helper.make_node("Transpose", ["ctx_h"], ["ctx_t"], perm=[0, 2, 1, 3]),
+        helper.make_node("Reshape", ["ctx_t", "merge_shape"], ["ctx"]),
+    ]
+    start = next(i for i, n in enumerate(nodes) if n.op_type == "Transpose")
+    end = next(i for i, n in enumerate(nodes) if n.output[0] == "ctx")
+    consts = {**consts, "scale": np.float32(1 / np.sqrt(dh)),
+              "split_shape": np.array([1, seq, heads, dh], np.int64), "merge_shape": np.array([1, seq, d], np.int64)}
+    return nodes[:start] + attention + nodes[end + 1:], inputs, outputs, consts
+
+
 def main():
     req = json.load(sys.stdin)
     t = req["tensors"]
-    nodes, inputs, outputs, consts = {"mobilenet": mobilenet, "transformer": transformer}[req["model"]](t)
+    models = {"mobilenet": mobilenet, "transformer": transformer, "transformer_heads": transformer_heads}
+    nodes, inputs, outputs, consts = models[req["model"]](t)
     arrays = {k: np.asarray(v["data"], dtype=np.float32).reshape(v["shape"]) for k, v in t.items()}
-    inits = [helper.make_tensor(k, TensorProto.FLOAT, np.shape(v), np.asarray(v, np.float32).reshape(-1).tolist())
-             for k, v in {**{k: a for k, a in arrays.items() if k not in inputs}, **consts}.items()]
+    used = {name for n in nodes for name in n.input}
+    inits = [numpy_helper.from_array(np.asarray(v), k)
+             for k, v in {**{k: a for k, a in arrays.items() if k not in inputs}, **consts}.items() if k in used]
     graph = helper.make_graph(
         nodes, req["model"], [helper.make_tensor_value_info(k, TensorProto.FLOAT, arrays[k].shape) for k in inputs],
         [helper.make_empty_tensor_value_info(k) for k in outputs], inits)
