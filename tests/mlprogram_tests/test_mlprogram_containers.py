@@ -95,6 +95,23 @@ def corrupt(pkg, what):
         json.dump(doc, open(manifest, "w"))
     elif what == "manifest-json":
         open(manifest, "w").write("{not json")
+    elif what == "manifest-missing":
+        os.remove(manifest)
+    elif what == "manifest-no-entries":
+        doc = json.load(open(manifest))
+        del doc["itemInfoEntries"]
+        json.dump(doc, open(manifest, "w"))
+    elif what == "spec-symlink-out":  # the spec path stays inside, but the file links outside
+        outside = os.path.join(os.path.dirname(pkg), "outside.mlmodel")
+        shutil.move(spec_path(pkg), outside)
+        os.symlink(outside, spec_path(pkg))
+    elif what in ("blob-sentinel", "weights-version"):
+        data = bytearray(open(weights, "rb").read())
+        if what == "blob-sentinel":
+            data[64:68] = b"\0\0\0\0"  # the first blob's metadata record follows the 64-byte header
+        else:
+            data[4:8] = (7).to_bytes(4, "little")
+        open(weights, "wb").write(bytes(data))
     elif what == "truncated-weights":
         data = open(weights, "rb").read()
         open(weights, "wb").write(data[: len(data) - 100])
@@ -121,6 +138,15 @@ def corrupt(pkg, what):
             for op in block.operations:
                 if op.type == "relu":
                     op.type = "frobnicate"
+        elif what == "missing-function":
+            m.description.defaultFunctionName = "encode"
+        elif what == "missing-block":
+            f.block_specializations["CoreML6"].CopyFrom(block)
+            del f.block_specializations[f.opset]
+        elif what == "undefined-input":
+            for op in block.operations:
+                if op.type == "relu":
+                    op.inputs["x"].arguments[0].name = "ghost"
         open(spec_path(pkg), "wb").write(m.SerializeToString())
 
 
@@ -129,7 +155,14 @@ BAD = {
     "truncated-weights": "runs past the end|outside", "missing-weights": "missing", "missing-spec": "missing",
     "truncated-spec": "corrupt or truncated", "blob-offset": "outside", "wrong-opset": "CoreML99",
     "unknown-op": r"unsupported MIL op frobnicate \(iOS17, op 'y'\)",
+    "manifest-missing": "Manifest.json", "manifest-no-entries": "malformed.*itemInfoEntries",
+    "spec-symlink-out": "leaves the package", "blob-sentinel": "bad sentinel", "weights-version": "version 7",
+    "missing-function": "no function 'encode'.*functions: main", "missing-block": "no block for its opset 'CoreML7'",
+    "undefined-input": "'ghost' is used before any operation defines it",
 }
+# errors raised while converting one operation name the function and the operation
+AT_OP = {"truncated-weights": "const", "blob-offset": "const", "blob-sentinel": "const",
+         "undefined-input": "relu"}
 
 
 @pytest.mark.parametrize("what", list(BAD))
@@ -141,6 +174,8 @@ def test_corrupt_packages(package, tmp_path, what):
     assert "copy.mlpackage" in str(info.value)
     if what == "unknown-op":
         assert isinstance(info.value, UnsupportedOpError) and "function 'main'" in str(info.value)
+    if what in AT_OP:
+        assert "function 'main'" in str(info.value) and f"({AT_OP[what]})" in str(info.value), str(info.value)
 
 
 def test_flexible_shapes(tmp_path):
