@@ -63,6 +63,28 @@ def test_invalid_graphs(tmp_path, mutate, message):
     assert "g.json" in str(e.value)
 
 
+def test_unknown_operations_raise_unsupported_op_error(tmp_path):
+    doc = graph({"x": ((2,), "float32")}, [op("frobnicate", ("input", "x"), outputs="t"),
+                                           op("neg", ("input", "t"), outputs="u"),
+                                           op("twiddle", ("input", "u"), outputs="y")], ["y"])
+    with pytest.raises(estuary.UnsupportedOpError) as e:
+        import_model(_write(tmp_path, doc))
+    assert [(name, kind) for name, kind, _ in e.value.items] == [("t", "frobnicate"), ("y", "twiddle")]
+    assert "g.json" in str(e.value) and "unsupported WebNN operation" in str(e.value)
+
+
+def test_a_name_given_twice_is_refused(tmp_path):
+    x = '{"descriptor": {"shape": [2], "dataType": "float32"}}'
+    text = ('{"inputs": {"x": %s, "x": %s}, "operators": [{"name": "neg", "arguments": [{"input": "x"}], '
+            '"outputs": "y"}], "outputs": ["y"]}' % (x, x))
+    (tmp_path / "g.json").write_text(text)
+    with pytest.raises(estuary.ModelImportError, match=r"g.json: name 'x' appears twice"):
+        import_model(tmp_path / "g.json")
+    doc = graph({"x": ((2,), "float32")}, [op("neg", ("input", "x"), outputs="y")], ["y", "y"])
+    with pytest.raises(estuary.ModelImportError, match=r"g.json: output name\(s\) \['y'\] are given twice"):
+        import_model(_write(tmp_path, doc))
+
+
 def test_cycle_is_reported(tmp_path):
     doc = graph({"x": ((2,), "float32")}, [op("add", ("a", "x"), ("b", "v"), outputs="u"),
                                            op("neg", ("input", "u"), outputs="v")], ["v"])

@@ -17,7 +17,7 @@ import estuary.dialects  # noqa: F401
 from estuary import dtypes
 from estuary.dialects.core import TensorSpec
 from estuary.dialects.graph import Graph
-from estuary.errors import EstuaryError, ModelImportError, VerificationError, where
+from estuary.errors import ModelImportError, UnsupportedOpError, VerificationError, where
 from estuary.importers.webnn import four_bit
 from estuary.importers.webnn.converter import OpContext, options_of
 from estuary.importers.webnn.ops import OPS
@@ -36,7 +36,9 @@ def load_graph(source, base_dir=None):
         path = os.fspath(source)
         try:
             with open(path, encoding="utf-8") as f:
-                doc = json.load(f)
+                doc = json.load(f, object_pairs_hook=_unique_keys)
+        except _DuplicateKey as e:
+            raise ModelImportError(f"{path}: {e}") from None
         except FileNotFoundError:
             raise ModelImportError(f"{path}: no such file") from None
         except (OSError, UnicodeDecodeError) as e:
@@ -45,6 +47,21 @@ def load_graph(source, base_dir=None):
             raise ModelImportError(f"{path}: invalid JSON at line {e.lineno} column {e.colno}: {e.msg}") from None
         base_dir = os.path.dirname(os.path.abspath(path))
     return GraphLoader(doc, path, base_dir).load()
+
+
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _unique_keys(pairs):
+    """A JSON object as a dict, refusing a key given twice (json.load would keep the last one
+    silently: two inputs or two constants of one name would become one)."""
+    seen = {}
+    for key, value in pairs:
+        if key in seen:
+            raise _DuplicateKey(f"name {key!r} appears twice in one object")
+        seen[key] = value
+    return seen
 
 
 def _descriptor(path, name, entry):
@@ -204,10 +221,7 @@ class GraphLoader:
         name = op["name"]
         outputs = _output_names(op, self.path)
         label = (op.get("arguments") and _label_of(op)) or (outputs[0] if len(outputs) == 1 else name)
-        spec = OPS.get(name)
-        if spec is None:
-            raise EstuaryError(f"{where(self.path, label, name)}: unsupported WebNN operation "
-                               f"(operator #{index})")
+        spec = OPS[name]
         c = OpContext(self.graph, name, label)
         c.convert(label, name, lambda c: self._apply(c, spec, op, outputs))
 
@@ -259,9 +273,18 @@ class GraphLoader:
             self.values[out] = value
             self.kinds[out] = "output"
 
+    def _check_known(self, ordered):
+        """Every operator Estuary lacks, listed at once."""
+        unknown = [(_label_of(op) or _output_names(op, self.path)[0], op["name"],
+                    f"unsupported WebNN operation (operator #{i})") for i, op in ordered if op["name"] not in OPS]
+        if unknown:
+            raise UnsupportedOpError(self.path, unknown)
+
     def load(self):
         self._operands()
-        for index, op in self._ordered_operators():
+        ordered = self._ordered_operators()
+        self._check_known(ordered)
+        for index, op in ordered:
             self._call(index, op)
         names = self.doc.get("outputs")
         if names is None:
@@ -275,6 +298,9 @@ class GraphLoader:
             self.fail("'outputs' must be a name or a list of names")
         if not names:
             self.fail("the graph names no outputs ('outputs' or 'expectedOutputs')")
+        repeated = sorted({n for n in names if names.count(n) > 1})
+        if repeated:
+            self.fail(f"output name(s) {repeated} are given twice in 'outputs'")
         outs = []
         for n in names:
             if n not in self.values:
