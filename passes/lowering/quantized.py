@@ -5,12 +5,18 @@ the zero points shifted by -128), which TOSA accumulates in int32 with its zero-
 Requantization is a linalg.generic in int64: acc * m >> s with m a 31-bit multiplier and s a shift
 (m / 2^s = the real multiplier to ~2^-31 relative), rounding half away from zero, + zero point,
 clamped. Pool sums, softmax and table lookups are linalg/TOSA int32.
+
+On llvm-cpu a padded convolution reads its input through `util.optimization_barrier`. Without it
+IREE writes the producing int8 product (a 1x1 convolution before MobileNet's depthwise layers)
+straight into the padded buffer, which keeps it from data-tiling the product onto its VNNI
+matmul ukernel: the product then ran 10-20x slower than the ukernel. The barrier costs one more
+submission per layer and a copy into the padded buffer (measurements: docs/performance.md).
 """
 import math
 
 import numpy as np
 from iree.compiler import ir
-from iree.compiler.dialects import arith, linalg, tensor, tosa
+from iree.compiler.dialects import arith, linalg, tensor, tosa, util
 
 from estuary.dialects.ops.pooling import valid_counts
 from estuary.passes.lowering import common as C
@@ -126,6 +132,8 @@ def lower_quantized_conv2d(n):
     oh = (h + pt + pb - kh) // a["strides"][0] + 1
     ow = (wd + pl + pr - kw) // a["strides"][1] + 1
     x8, w8 = to_int8(x), to_int8(w)
+    if any(a["padding"]) and n.options.target == "llvm-cpu":  # see the module docstring
+        x8 = util.optimization_barrier([x8.type], [x8])
     if bias is None:
         bias = C.const(np.zeros(o), "int32")
     izp = C.zero_point("int8", a["input_zero_point"] - 128)
