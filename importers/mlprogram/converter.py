@@ -43,6 +43,7 @@ class State:
 
     def __init__(self, name: str, value: Any, dtype: str) -> None:
         self.name, self.value, self.dtype = name, value, dtype
+        self.initial = value  # the function's input
 
 
 class Op:
@@ -323,6 +324,8 @@ class Context(ConversionContext):
         self.declare_inputs()
         self.convert_ops(self.block.operations)
         outputs = self.outputs()
+        if self.states:  # the runtime keeps these on the device (estuary.state)
+            self.extra_signature["states"] = [[s.name, list(self.spec(s.initial).shape), s.dtype] for s in self.states]
         nn = self.graph.finish(outputs)
         nn.extra_signature = self.extra_signature
         bools = {n: dtypes.BOOL for n, _ in outputs if n in self.bool_names}

@@ -82,6 +82,21 @@ def check_signature(sig: Any) -> dict[str, Any]:
             raise IntegrityError(f"the signature's {key} is not a string")
     if "output_storage" in sig and not isinstance(sig["output_storage"], bool):
         raise IntegrityError("the signature's output_storage is not true or false")
+    states = sig.get("states", [])
+    if not isinstance(states, list):
+        raise IntegrityError("the signature's states are not a list")
+    for i, entry in enumerate(states):
+        _tensor(entry, f"state {i}")
+    functions = sig.get("functions", {})
+    if not isinstance(functions, dict):
+        raise IntegrityError("the signature's functions are not an object")
+    for name, fn in functions.items():
+        if not isinstance(fn, dict) or not isinstance(fn.get("entry"), str) or "functions" in fn:
+            raise IntegrityError(f"the signature's function {name!r:.80} has no entry point")
+        check_signature(fn)
+    metadata = sig.get("metadata", {})
+    if not isinstance(metadata, dict) or not all(isinstance(v, (str, dict)) for v in metadata.values()):
+        raise IntegrityError("the signature's metadata is not an object of strings")
     labels = sig.get("class_labels")
     if labels is not None and not (isinstance(labels, list) and (
             all(isinstance(x, str) for x in labels) or all(type(x) is int for x in labels))):

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+import copy
 import json
 import numbers
 import os
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
     import iree.runtime as rt
 
     from estuary.compiler import Artifact
+    from estuary.state import State
 
 Array = npt.NDArray[Any]
 # Per input or output of a signature: (name, shape, nn dtype name).
@@ -219,31 +221,81 @@ class Model:
             raise ExecutionError(f"{where}: cannot load on {self.driver}: {e}") from None
         self.from_cache = False  # set by estuary.load when the artefact came from the compile cache
         self.artifact_path: str | None = None  # the cached .vmfb, when loaded through the compile cache
-        self.inputs: list[TensorInfo] = [(n, tuple(s), d) for n, s, d in self.signature["inputs"]]
-        self.outputs: list[TensorInfo] = [(n, tuple(s), d) for n, s, d in self.signature["outputs"]]
+        self._vm_ctx = self._context.vm_context
+        self.default_function: str = self.signature.get("default_function", "main")
+        self._views: dict[str, Model] = {}  # the other functions of a multifunction model (`_function`)
+        self._bind("main", self.signature)
+
+    def _bind(self, entry: str, sig: Mapping[str, Any]) -> None:
+        """Point this Model at the compiled function `entry` with signature `sig` (its inputs,
+        outputs, states and calling convention)."""
+        self.inputs: list[TensorInfo] = [(n, tuple(s), d) for n, s, d in sig["inputs"]]
+        self.outputs: list[TensorInfo] = [(n, tuple(s), d) for n, s, d in sig["outputs"]]
+        self.states: list[TensorInfo] = [(n, tuple(s), d) for n, s, d in sig.get("states", [])]
         # `run` calls the VM function directly: iree.runtime's generic invoker adds a per-call cost
-        self._vm_fn = self._vm_module.lookup_function("main")
+        self._vm_fn = self._vm_module.lookup_function(entry)
+        if self._vm_fn is None:
+            raise ExecutionError(f"{self.where}: no function {entry!r} in this .vmfb")
         # compiled with IREE's async ABI (compiler.EXECUTION_MODEL): main(inputs..., wait, signal)
         self._async = str(self._vm_fn.reflection.get("iree.abi.declaration", "")).startswith("async")
-        self._vm_ctx = self._context.vm_context
         self._hal_types = [_hal_element_type(d) for _, _, d in self.inputs]
         self._result_types = [(n, s, _signless(d), _host(d)) for n, s, d in self.outputs]
         # per input, for `_check_inputs`: (name, shape, nn dtype, numpy dtype, signless view or None)
         self._exact = [(n, s, d, _host(d), _signless(d) if d in dtypes.UNSIGNED or d == dtypes.BOOL else None)
                        for n, s, d in self.inputs]
+        state_names = {n for n, _, _ in self.states}
+        self._exact_stateful = [e for e in self._exact if e[0] not in state_names]  # run(..., state=)
         # compiled with output storage (compiler.output_storage): main(inputs..., outputs..., fences)
-        self._storage = bool(self.signature.get("output_storage")) and self.driver in ("local-task", "local-sync")
+        self._storage = bool(sig.get("output_storage")) and self.driver in ("local-task", "local-sync")
         self._staging: _Staging | None = None
         self._staging_lock = threading.Lock()
+        self._state_staging: _Staging | None = None
 
     @property
     def format(self) -> str | None:
         return self.signature.get("format")
 
-    def _check_inputs(self, feeds: Mapping[str, npt.ArrayLike]) -> list[Array]:
-        if type(feeds) is dict and len(feeds) == len(self._exact):  # the common case, checked cheaply
+    @property
+    def functions(self) -> list[str]:
+        """The model's functions (a multifunction Core ML model has several); `run(function=)`."""
+        return list(self.signature.get("functions") or [self.default_function])
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        """The source model's metadata (Core ML: author, short description, version, user-defined)."""
+        return dict(self.signature.get("metadata") or {})
+
+    def _function(self, name: str | None) -> Model:
+        """This Model bound to function `name` (None or the default function: itself)."""
+        if name is None or name == self.default_function:
+            return self
+        view = self._views.get(name)
+        if view is None:
+            functions = self.signature.get("functions") or {}
+            if not isinstance(name, str) or name not in functions:
+                raise RuntimeInputError(f"{self.where}: the model has no function {name!r} "
+                                        f"(functions: {', '.join(self.functions)})")
+            view = copy.copy(self)
+            view._views = {}
+            view._bind(functions[name]["entry"], functions[name])
+            self._views[name] = view
+        return view
+
+    def make_state(self, function: str | None = None) -> State:
+        """A new set of the function's states on the device, zero-filled (Core ML's
+        `MLModel.make_state()`); pass it to `run(..., state=)`. States of one model are independent."""
+        from estuary.state import State
+
+        target = self._function(function)
+        if not target.states:
+            raise RuntimeInputError(f"{self.where}: function {function or self.default_function!r} has no states")
+        return State(self.driver, target.states, self.where)
+
+    def _check_inputs(self, feeds: Mapping[str, npt.ArrayLike], exact: list[Any] | None = None) -> list[Array]:
+        exact = self._exact if exact is None else exact
+        if type(feeds) is dict and len(feeds) == len(exact):  # the common case, checked cheaply
             args = []
-            for name, shape, _, want, signless in self._exact:
+            for name, shape, _, want, signless in exact:
                 arr = feeds.get(name)
                 if (type(arr) is not np.ndarray or arr.dtype != want or arr.shape != shape
                         or not arr.flags.c_contiguous):
@@ -253,14 +305,15 @@ class Model:
                 return args
         if not isinstance(feeds, dict):
             raise RuntimeInputError(f"{self.where}: run() takes a dict name -> array, got {type(feeds).__name__}")
-        names = [n for n, _, _ in self.inputs]
+        names = [e[0] for e in exact]
         unknown = sorted((k for k in feeds if k not in names), key=repr)  # keys of any type
         missing = [n for n in names if n not in feeds]
         if unknown or missing:
+            states = " (the states come from state=)" if exact is not self._exact else ""
             raise RuntimeInputError(f"{self.where}: inputs do not match the model: "
-                                    f"missing {missing}, unexpected {unknown}; expected {names}")
+                                    f"missing {missing}, unexpected {unknown}; expected {names}{states}")
         args = []
-        for name, shape, dtype, want, signless in self._exact:
+        for name, shape, dtype, want, signless in exact:
             try:
                 arr = np.asarray(feeds[name])
             except Exception as e:  # noqa: BLE001 - a ragged list, an object whose __array__ fails, ...
@@ -278,13 +331,44 @@ class Model:
             args.append(arr if signless is None else arr.view(signless))  # the function takes signless integers
         return args
 
-    def run(self, feeds: Mapping[str, npt.ArrayLike]) -> dict[str, Array]:
-        """Run the model; returns {output_name: np.ndarray} in signature order."""
-        args = self._check_inputs(feeds)
+    def run(self, feeds: Mapping[str, npt.ArrayLike], *, state: State | None = None,
+            function: str | None = None) -> dict[str, Array]:
+        """Run the model (`function`: one of `functions`, default the model's default function);
+        returns {output_name: np.ndarray} in signature order. With `state=` (from `make_state`)
+        the states are read from and written back to it on the device, and neither fed nor
+        returned; without it a stateful function takes each state as an input and returns its new
+        value as an output of the same name."""
+        target = self._function(function)
+        if state is not None:
+            return target._run_with_state(feeds, state)
+        args = target._check_inputs(feeds)
         try:
-            return self._run(args)
+            return target._run(args)
         except MemoryError as e:
             raise ExecutionError(f"{self.where}: not enough memory for the run's buffers ({e})") from None
+
+    def _run_with_state(self, feeds: Mapping[str, npt.ArrayLike], state: State) -> dict[str, Array]:
+        from estuary.state import State
+
+        if not isinstance(state, State):
+            raise RuntimeInputError(f"{self.where}: state= takes what make_state() returns, got {type(state).__name__}")
+        state.check(self.states, self.driver, self.where)
+        args = self._check_inputs(feeds, self._exact_stateful)
+        with state.lock:  # one run at a time may use a state
+            try:
+                if not self._storage:
+                    return self._run_fresh(args, state)
+                skip = {n for n, _, _ in self.states}
+                if not self._staging_lock.acquire(blocking=False):  # in use by another thread
+                    return self._run_staged(args, self._new_staging(skip), state)
+                try:
+                    if self._state_staging is None:
+                        self._state_staging = self._new_staging(skip)
+                    return self._run_staged(args, self._state_staging, state)
+                finally:
+                    self._staging_lock.release()
+            except MemoryError as e:
+                raise ExecutionError(f"{self.where}: not enough memory for the run's buffers ({e})") from None
 
     def _run(self, args: list[Array]) -> dict[str, Array]:
         if not self._storage:
@@ -301,16 +385,18 @@ class Model:
             if mine:
                 self._staging_lock.release()
 
-    def _new_staging(self) -> _Staging:
+    def _new_staging(self, skip: set[str] = set()) -> _Staging:
         try:
-            return _Staging(self._config.device, self._specs())
+            return _Staging(self._config.device, self._specs(skip))
         except (RuntimeError, ValueError) as e:
             raise ExecutionError(f"{self.where}: cannot allocate the run's buffers on {self.driver}: {e}") from None
 
-    def _specs(self) -> list[tuple[tuple[int, ...], np.dtype[Any], rt.HalElementType]]:
-        """(shape, host dtype, HAL element type) of every input, then every output."""
-        return ([(s, _signless(d), t) for (_, s, d), t in zip(self.inputs, self._hal_types)] +
-                [(s, raw, _hal_element_type(d)) for (_, s, d), (_, _, raw, _) in zip(self.outputs, self._result_types)])
+    def _specs(self, skip: set[str]) -> list[tuple[tuple[int, ...], np.dtype[Any], rt.HalElementType] | None]:
+        """(shape, host dtype, HAL element type) of every input, then every output; None for the
+        names in `skip` (states, whose buffers the State holds)."""
+        return ([None if n in skip else (s, _signless(d), t) for (n, s, d), t in zip(self.inputs, self._hal_types)] +
+                [None if n in skip else (s, raw, _hal_element_type(d))
+                 for (n, s, d), (_, _, raw, _) in zip(self.outputs, self._result_types)])
 
     def _invoke(self, arg_list: rt.VmVariantList, ret_list: rt.VmVariantList) -> None:
         import iree.runtime as rt
@@ -328,40 +414,59 @@ class Model:
         except Exception as e:  # noqa: BLE001 - IREE raises RuntimeError, ValueError, IndexError, ...
             raise ExecutionError(f"{self.where}: execution failed on {self.driver}: {e}") from None
 
-    def _run_staged(self, args: list[Array], staging: _Staging) -> dict[str, Array]:
-        """Copy the inputs into the staging buffers, run, and copy the results out of theirs."""
+    def _run_staged(self, args: list[Array], staging: _Staging, state: State | None = None) -> dict[str, Array]:
+        """Copy the inputs into the staging buffers, run, and copy the results out of theirs. A
+        state's input is its current buffer and its output the state's spare buffer, which then
+        becomes current (no host copy)."""
         import iree.runtime as rt
 
-        for arr, view in zip(args, staging.arrays):
-            np.copyto(view, arr, casting="no")
+        n_in = len(self.inputs)
+        feed = iter(args)
+        for view in staging.arrays[:n_in]:
+            if view is not None:
+                np.copyto(view, next(feed), casting="no")
         arg_list = rt.VmVariantList(len(staging.views) + 2)
-        for view in staging.views:
-            arg_list.push_ref(view)
+        for (name, _, _), view in zip(self.inputs, staging.views[:n_in]):
+            arg_list.push_ref(view if view is not None else state.current(name))  # type: ignore[union-attr]
+        for (name, _, _), view in zip(self.outputs, staging.views[n_in:]):
+            arg_list.push_ref(view if view is not None else state.spare(name))  # type: ignore[union-attr]
         self._invoke(arg_list, rt.VmVariantList(len(self.outputs)))
+        if state is not None:
+            state.swap()
         out: dict[str, Array] = {}
-        for (name, _, _, want), host in zip(self._result_types, staging.arrays[len(args):]):
-            out[name] = host.copy() if host.dtype == want else host.copy().view(want)  # host has the shape
+        for (name, _, _, want), host in zip(self._result_types, staging.arrays[n_in:]):
+            if host is not None:
+                out[name] = host.copy() if host.dtype == want else host.copy().view(want)  # host has the shape
         return self._with_labels(out)
 
-    def _run_fresh(self, args: list[Array]) -> dict[str, Array]:
-        """Run with input buffers allocated for this run and the results the function returns."""
+    def _run_fresh(self, args: list[Array], state: State | None = None) -> dict[str, Array]:
+        """Run with input buffers allocated for this run and the results the function returns; a
+        state takes its new value's buffer as it is (it stays on the device)."""
         import iree.runtime as rt
 
+        states = {n for n, _, _ in self.states} if state is not None else set()
         device = self._config.device
-        arg_list = rt.VmVariantList(len(args) + 2)
+        arg_list = rt.VmVariantList(len(self.inputs) + 2)
+        feed = iter(args)
         try:
-            for arr, hal_type in zip(args, self._hal_types):
+            for (name, _, _), hal_type in zip(self.inputs, self._hal_types):
+                if name in states:
+                    arg_list.push_ref(state.current(name))  # type: ignore[union-attr]
+                    continue
                 arg_list.push_ref(device.allocator.allocate_buffer_copy(
                     memory_type=rt.MemoryType.DEVICE_LOCAL, allowed_usage=rt.BufferUsage.DEFAULT,
-                    device=device, buffer=arr, element_type=hal_type))
+                    device=device, buffer=next(feed), element_type=hal_type))
         except (RuntimeError, ValueError) as e:
             raise ExecutionError(f"{self.where}: execution failed on {self.driver}: {e}") from None
         ret_list = rt.VmVariantList(len(self.outputs))
         self._invoke(arg_list, ret_list)
         out: dict[str, Array] = {}
         for i, (name, shape, raw, want) in enumerate(self._result_types):
-            host = self._to_host(ret_list.get_variant(i).deref(rt.HalBufferView), raw)
-            out[name] = host.view(want).reshape(shape)
+            view = ret_list.get_variant(i).deref(rt.HalBufferView)
+            if name in states:
+                state.replace(name, view)  # type: ignore[union-attr]
+                continue
+            out[name] = self._to_host(view, raw).view(want).reshape(shape)
         return self._with_labels(out)
 
     def _wait(self, semaphore: rt.HalSemaphore, done: rt.HalFence) -> None:
@@ -394,7 +499,10 @@ class Model:
 
     def close(self) -> None:
         """Release runtime objects (also done at interpreter exit)."""
-        self._vm_fn = self._vm_ctx = self._context = self._vm_module = self._staging = None
+        for view in self._views.values():
+            view.close()
+        self._views = {}
+        self._vm_fn = self._vm_ctx = self._context = self._vm_module = self._staging = self._state_staging = None
 
     def __repr__(self) -> str:
         return f"Model({self.where!r}, device={self.driver!r}, inputs={self.inputs}, outputs={self.outputs})"
@@ -405,13 +513,18 @@ class _Staging:
     (HAL buffer views to pass) and `arrays` (numpy views of their memory), inputs first."""
 
     def __init__(self, device: rt.HalDevice,
-                 specs: Iterable[tuple[tuple[int, ...], np.dtype[Any], rt.HalElementType]]) -> None:
+                 specs: Iterable[tuple[tuple[int, ...], np.dtype[Any], rt.HalElementType] | None]) -> None:
         import iree.runtime as rt
 
-        self.views: list[rt.HalBufferView] = []
-        self.arrays: list[Array] = []
+        self.views: list[rt.HalBufferView | None] = []
+        self.arrays: list[Array | None] = []
         self._maps: list[rt.MappedMemory] = []
-        for shape, dtype, hal_type in specs:
+        for spec in specs:
+            if spec is None:  # a state's slot: the State supplies the buffer
+                self.views.append(None)
+                self.arrays.append(None)
+                continue
+            shape, dtype, hal_type = spec
             size = max(1, int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize)
             buf = device.allocator.allocate_buffer(
                 memory_type=rt.MemoryType.DEVICE_LOCAL | rt.MemoryType.HOST_VISIBLE,

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from estuary.importers.coreml.ops.shape import strided_slice
+from estuary.importers.mlprogram import dynamic_slice, values
 from estuary.importers.mlprogram.ops import OPS
 
 
@@ -187,14 +188,29 @@ def _masks(c: Any, op: Any, key: str, rank: int) -> list[bool]:
     return [False] * rank if v is None else [bool(b) for b in np.asarray(v).reshape(-1)]
 
 
+def _declared_static(c: Any, op: Any) -> list[int]:
+    """The static shape the program declares for the op's result (a run-time window's size)."""
+    tt = values.tensor_type(op.proto.outputs[0].type, c.pb)
+    if tt is None or any(d is None for d in tt[1]):
+        c.fail("with a run-time begin, the result's shape must be static")
+    return [int(d) for d in tt[1]]  # type: ignore[arg-type]
+
+
 @OPS.op("slice_by_index")
 def convert_slice_by_index(c: Any, op: Any) -> Any:
     x = c.arg(op, "x")
     shape = shape_of(c, x)
     rank = len(shape)
-    begin, end = c.ints(op, "begin"), c.ints(op, "end")
     stride = c.ints(op, "stride", None) or [1] * rank
     bm, em, sm = _masks(c, op, "begin_mask", rank), _masks(c, op, "end_mask", rank), _masks(c, op, "squeeze_mask", rank)
+    begin_value = dynamic_slice.runtime_begin(c, op)
+    if begin_value is not None:  # a window at a run-time position: its size is the declared result's
+        kept = iter(_declared_static(c, op))
+        sizes = [1 if sm[i] else next(kept, 0) for i in range(rank)]
+        y = dynamic_slice.gather_window(c, c.value(x), dynamic_slice.window(c, begin_value, shape, sizes, stride, bm),
+                                        shape)
+        return c.reshape(y, [n for i, n in enumerate(sizes) if not sm[i]])
+    begin, end = c.ints(op, "begin"), c.ints(op, "end")
     if is_const(x):
         index = []
         for i in range(rank):
@@ -214,6 +230,14 @@ def convert_slice_by_size(c: Any, op: Any) -> Any:
     """x[begin[i] : begin[i] + size[i]] per axis; size -1 runs to the end."""
     x = c.arg(op, "x")
     shape = shape_of(c, x)
+    begin_value = dynamic_slice.runtime_begin(c, op)
+    if begin_value is not None:
+        size = c.ints(op, "size")
+        c.check(len(size) == len(shape) and -1 not in size,
+                "with a run-time begin, size must give every axis's size (no -1)")
+        return dynamic_slice.gather_window(
+            c, c.value(x), dynamic_slice.window(c, begin_value, shape, size, [1] * len(shape), [False] * len(shape)),
+            shape)
     begin, size = c.ints(op, "begin"), c.ints(op, "size")
     c.check(len(begin) == len(shape) == len(size), f"begin/size must have {len(shape)} entries")
     starts, sizes = [], []
@@ -388,9 +412,19 @@ def convert_slice_update(c: Any, op: Any) -> Any:
     x, upd = c.x(op), c.x(op, "update")
     shape = shape_of(c, x)
     rank = len(shape)
-    begin, end = c.ints(op, "begin"), c.ints(op, "end")
     stride = c.ints(op, "stride", None) or [1] * rank
     bm, em, sm = _masks(c, op, "begin_mask", rank), _masks(c, op, "end_mask", rank), _masks(c, op, "squeeze_mask", rank)
+    begin_value = dynamic_slice.runtime_begin(c, op)
+    if begin_value is not None:  # written at a run-time position: the window has the update's shape
+        upd_shape = shape_of(c, upd)
+        if len(upd_shape) == rank:
+            sizes = upd_shape
+        else:
+            c.check(len(upd_shape) == rank - sum(sm), f"update of rank {len(upd_shape)} does not fit the slice")
+            kept = iter(upd_shape)
+            sizes = [1 if sm[i] else next(kept) for i in range(rank)]
+        return dynamic_slice.scatter_window(c, x, upd, dynamic_slice.window(c, begin_value, shape, sizes, stride, bm))
+    begin, end = c.ints(op, "begin"), c.ints(op, "end")
     ranges = []
     for i in range(rank):
         if sm[i]:
