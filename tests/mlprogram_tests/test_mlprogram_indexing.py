@@ -234,3 +234,41 @@ def test_crop_resize(tmp_path):
     want = np.stack([np.stack([crop_ref(x[k].astype(np.float64), *bx, 3, 4, None) for k in range(2)])
                      for bx in boxes])  # every image cropped by every box; iOS15 clamps outside points
     close(got, want, 1e-5, 1e-5)
+
+
+def batched_take(x, idx, b, axis):
+    """numpy oracle of gather with batch_dims b (tf.gather's rule): one np.take per batch position."""
+    xs, lead = x.reshape((-1,) + x.shape[b:]), idx.reshape((-1,) + idx.shape[b:])
+    out = np.stack([np.take(xr, ir, axis=axis - b) for xr, ir in zip(xs, lead)])
+    return out.reshape(x.shape[:b] + out.shape[1:])
+
+
+def test_gather_batch_dims(tmp_path):
+    """iOS16+ batch_dims of gather (run-time and constant indices, negatives) and gather_nd."""
+    from coremltools.converters.mil import Builder as mb
+    from coremltools.converters.mil.mil import types
+
+    rng = np.random.default_rng(11)
+    const_idx = rng.integers(-4, 4, size=(2, 3, 5)).astype(np.int32)  # batch [2, 3], gathered along x axis 3
+    nd_idx = rng.integers(0, 3, size=(2, 6, 2)).astype(np.int32)  # per batch row: (axis 1, axis 2) pairs
+
+    import coremltools as ct
+
+    @mb.program(input_specs=[mb.TensorSpec(shape=(2, 3, 2, 4, 3)), mb.TensorSpec(shape=(2, 3, 2), dtype=types.int32)],
+                opset_version=ct.target.iOS17)
+    def prog(x, idx):
+        return (mb.gather(x=x, indices=idx, axis=2, batch_dims=2, name="runtime"),
+                mb.gather(x=x, indices=const_idx, axis=3, batch_dims=2, name="const"),
+                mb.gather(x=mb.reshape(x=x, shape=[2, 6, 4, 3]), indices=mb.reshape(
+                    x=mb.slice_by_size(x=idx, begin=[0, 0, 0], size=[2, 1, 2]), shape=[2, 2]), axis=2,
+                    batch_dims=1, name="pre_axes"),
+                mb.gather_nd(x=mb.reshape(x=x, shape=[2, 3, 8, 3]), indices=nd_idx, batch_dims=1, name="nd"))
+
+    x = rng.standard_normal((2, 3, 2, 4, 3)).astype(np.float32)
+    idx = rng.integers(-2, 2, size=(2, 3, 2)).astype(np.int32)
+    got = run(save(prog, tmp_path), {"x": x, "idx": idx})
+    close(got["runtime"], batched_take(x, idx, 2, 2), 0, 0)
+    close(got["const"], batched_take(x, const_idx, 2, 3), 0, 0)
+    close(got["pre_axes"], batched_take(x.reshape(2, 6, 4, 3), idx[:, 0], 1, 2), 0, 0)
+    x4 = x.reshape(2, 3, 8, 3)
+    close(got["nd"], np.stack([x4[n][tuple(nd_idx[n].T)] for n in range(2)]), 0, 0)

@@ -1,5 +1,5 @@
 """MIL gathers and scatters (gather, gather_along_axis, gather_nd, scatter, scatter_along_axis,
-scatter_nd; batch_dims 0), select, band_part, cumsum, one_hot, topk, argsort, sliding_windows,
+scatter_nd; iOS16+ batch_dims of gather and gather_nd), select, band_part, cumsum, one_hot, topk, argsort, sliding_windows,
 reverse_sequence.
 
 nn's gathers and scatters count negative indices from the end and clamp the rest (never an
@@ -18,9 +18,13 @@ from estuary.importers.mlprogram.ops.shape import axis_of, is_const, shape_of, t
 MODES = {"update": "none", "add": "add", "sub": "sub", "mul": "mul", "div": "div", "max": "max", "min": "min"}
 
 
-def _no_batch_dims(c: Any, op: Any) -> None:
+def _batch_dims(c: Any, op: Any, x: Any, idx: Any) -> int:
+    """batch_dims (iOS16+): the leading axes x and indices share."""
     b = int(c.scalar(op, "batch_dims", 0))
-    c.check(b == 0, f"batch_dims = {b} is not supported (only 0)")
+    xs, ids = shape_of(c, x), shape_of(c, idx)
+    c.check(0 <= b < len(xs) and b <= len(ids) and xs[:b] == ids[:b],
+            f"batch_dims {b} does not fit x {xs} and indices {ids}")
+    return b
 
 
 def index_value(c: Any, v: Any) -> Any:
@@ -33,12 +37,48 @@ def index_value(c: Any, v: Any) -> Any:
 @OPS.op("gather")
 def convert_gather(c: Any, op: Any) -> Any:
     x, idx = c.arg(op, "x"), c.arg(op, "indices")
-    _no_batch_dims(c, op)
+    b = _batch_dims(c, op, x, idx)
     rank = len(shape_of(c, x))
     axis = axis_of(c, int(c.scalar(op, "axis", 0)), rank)
+    c.check(axis >= b, f"axis {axis} must not be one of the {b} batch dimensions")
+    if b:
+        return _batched_gather(c, x, idx, b, axis)
     if is_const(x) and is_const(idx):
         return np.take(x, idx.astype(np.int64), axis=axis)
     return c.op("gather", [c.value(x), index_value(c, idx)], axis=axis)
+
+
+def _flat_offsets(c: Any, idx: Any, batch: int, extent: int) -> Any:
+    """Indices [batch, ...] into a flattened [batch * extent] axis: negatives counted from the
+    end of their row, then batch row n shifted by n * extent."""
+    shape = shape_of(c, idx)
+    offsets = (np.arange(batch, dtype=np.int32) * extent).reshape([batch] + [1] * (len(shape) - 1))
+    if is_const(idx):
+        i = np.asarray(idx).astype(np.int32)
+        return c.const(np.where(i < 0, i + extent, i) + offsets, "int32")
+    i = index_value(c, idx)
+    negative = c.op("lesser", [i, c.const(np.zeros((), np.int32), "int32")])
+    i = c.op("where", [negative, c.op("add", [i, c.const(np.asarray(extent, np.int32), "int32")]), i])
+    return c.op("add", [i, c.const(offsets, "int32")])
+
+
+def _batched_gather(c: Any, x: Any, idx: Any, b: int, axis: int) -> Any:
+    """gather with batch_dims b: out[B, pre, I, post] = x[B, pre, idx[B, I], post]. The batch
+    axes and the gathered axis are merged into one axis of batch * extent rows, gathered once."""
+    xs, ids = shape_of(c, x), shape_of(c, idx)
+    batch, extent = int(np.prod(xs[:b])), xs[axis]
+    pre, post, inner = xs[b:axis], xs[axis + 1:], ids[b:]
+    x = c.reshape(c.value(x), [batch] + xs[b:])
+    a = 1 + len(pre)  # the gathered axis in x
+    x = transpose(c, x, [0, a] + list(range(1, a)) + list(range(a + 1, 2 + len(pre) + len(post))))
+    x = c.reshape(x, [batch * extent] + pre + post)
+    flat = _flat_offsets(c, c.reshape(c.value(idx), [batch] + inner) if not is_const(idx)
+                         else np.asarray(idx).reshape([batch] + inner), batch, extent)
+    y = c.op("gather", [x, flat], axis=0)  # [batch, *inner, *pre, *post]
+    ni, npre = len(inner), len(pre)
+    perm = [0] + list(range(1 + ni, 1 + ni + npre)) + list(range(1, 1 + ni)) + \
+        list(range(1 + ni + npre, 1 + ni + npre + len(post)))
+    return c.reshape(transpose(c, y, perm), xs[:b] + pre + inner + post)
 
 
 @OPS.op("gather_along_axis")
@@ -50,8 +90,22 @@ def convert_gather_along_axis(c: Any, op: Any) -> Any:
 
 @OPS.op("gather_nd")
 def convert_gather_nd(c: Any, op: Any) -> Any:
-    _no_batch_dims(c, op)
-    return c.op("gather_nd", [c.x(op), index_value(c, c.arg(op, "indices"))])
+    """With batch_dims b: out[B, I] = x[B][idx[B, I]]; the batch axes are merged into one and its
+    position prepended to every index tuple."""
+    x, idx = c.x(op), c.arg(op, "indices")
+    b = _batch_dims(c, op, x, idx)
+    if not b:
+        return c.op("gather_nd", [x, index_value(c, idx)])
+    xs, ids = shape_of(c, x), shape_of(c, idx)
+    c.check(len(ids) > b and b + ids[-1] <= len(xs), f"indices {ids} do not fit x {xs} with batch_dims {b}")
+    batch = int(np.prod(xs[:b]))
+    x = c.reshape(x, [batch] + xs[b:])
+    idx = c.reshape(index_value(c, idx), [batch] + ids[b:])
+    rows = np.broadcast_to(np.arange(batch, dtype=np.int32).reshape([batch] + [1] * (len(ids) - b)),
+                           [batch] + ids[b:-1] + [1])
+    y = c.op("gather_nd", [x, c.op("concat", [[c.const(np.ascontiguousarray(rows), "int32"), idx]],
+                                   axis=len(ids) - b)])
+    return c.reshape(y, ids[:-1] + xs[b + ids[-1]:])
 
 
 def _mode(c: Any, op: Any) -> str:
