@@ -272,3 +272,26 @@ def test_gather_batch_dims(tmp_path):
     close(got["pre_axes"], batched_take(x.reshape(2, 6, 4, 3), idx[:, 0], 1, 2), 0, 0)
     x4 = x.reshape(2, 3, 8, 3)
     close(got["nd"], np.stack([x4[n][tuple(nd_idx[n].T)] for n in range(2)]), 0, 0)
+
+
+def test_topk_options(tmp_path):
+    """iOS16+ topk: sort=False (any order: compared as sets), return_indices=False (values only),
+    iOS17 output_indices_dtype uint16."""
+    import coremltools as ct
+    from coremltools.converters.mil import Builder as mb
+
+    @mb.program(input_specs=[mb.TensorSpec(shape=(3, 7))], opset_version=ct.target.iOS17)
+    def prog(x):
+        v, i = mb.topk(x=x, k=3, axis=1, sort=False, output_indices_dtype="uint16", name="unsorted")
+        return v, mb.cast(x=i, dtype="int32", name="idx"), mb.topk(x=x, k=2, axis=0, ascending=True,
+                                                                    return_indices=False, name="values_only")
+
+    rng = np.random.default_rng(4)
+    x = rng.permutation(21).reshape(3, 7).astype(np.float32)
+    got = run(save(prog, tmp_path), {"x": x})
+    order = np.argsort(-x, axis=1)[:, :3]
+    values = [o for o in got if o.startswith("unsorted")][0]
+    np.testing.assert_array_equal(np.sort(got[values], axis=1), np.sort(np.take_along_axis(x, order, 1), axis=1))
+    np.testing.assert_array_equal(np.sort(got["idx"], axis=1), np.sort(order, axis=1))
+    np.testing.assert_array_equal(np.take_along_axis(x, got["idx"].astype(np.int64), 1), got[values])
+    close(got["values_only"], np.sort(x, axis=0)[:2], 0, 0)

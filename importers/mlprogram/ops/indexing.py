@@ -196,6 +196,8 @@ def convert_one_hot(c: Any, op: Any) -> Any:
 
 @OPS.op("topk")
 def convert_topk(c: Any, op: Any) -> Any:
+    """Always sorted (sort=False leaves the order free, so sorted is one valid order); iOS16+
+    return_indices=False returns the values alone; iOS17's uint16 indices are computed as int32."""
     x = c.x(op)
     shape = shape_of(c, x)
     axis = axis_of(c, int(c.scalar(op, "axis", -1)), len(shape))
@@ -204,9 +206,8 @@ def convert_topk(c: Any, op: Any) -> Any:
         k = shape[axis]
     c.check(1 <= k <= shape[axis], f"k = {k} is out of range for a dimension of {shape[axis]}")
     ascending = bool(c.scalar(op, "ascending", False))
-    c.check(bool(c.scalar(op, "sort", True)), "sort=False is not supported")
     values, indices = c.op("top_k", [x], k=k, axis=axis, largest=not ascending)
-    return [values, indices]
+    return [values, indices] if bool(c.scalar(op, "return_indices", True)) else values
 
 
 @OPS.op("argsort")
