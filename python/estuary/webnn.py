@@ -740,8 +740,10 @@ def _support_limits() -> dict[str, Any]:
         # graph inputs, constants and outputs list Estuary's storage types; int4 / uint4 show up
         # where an operation takes them (the Python builder accepts them as int8 / uint8 values)
         every: dict[str, Any] = {"dataTypes": list(dtypes.ALL), "rankRange": {"min": 0, "max": MAX_RANK}}
+        # a 4-bit constant is usable where an operation lists int4 / uint4 (dequantizeLinear)
+        constant = {**every, "dataTypes": [*dtypes.ALL, *four_bit.FOUR_BIT]}
         _LIMITS = {"preferredInputLayout": "nchw", "maxTensorByteLength": MAX_TENSOR_BYTES,
-                   "input": every, "constant": every, "output": every}
+                   "input": every, "constant": constant, "output": every}
         _LIMITS.update({str(op.name): lim for op in OPS.values() if (lim := _op_limits(graph, op)) is not None})
         for op_name, operands in _FOUR_BIT_OPERANDS.items():  # int4 / uint4 ride on int8 / uint8
             for p in operands:
