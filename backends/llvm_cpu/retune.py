@@ -118,7 +118,7 @@ def _retune_reduction_consumers(func, lanes):
     configs = [str(op.attributes["lowering_config"]) for op in ops]
     if not any("distribution" in c and "vector_reduction" in c for c in configs):
         return 0
-    changed = _bound_reduction_rows(ops)
+    changed = _bound_reduction_rows(ops) | _tile_whole_row_packs(ops)
     configs = [str(op.attributes["lowering_config"]) for op in ops]
     for op, text in zip(ops, configs):
         inner = _ints(text, "vector_inner_parallel")
@@ -135,6 +135,26 @@ def _retune_reduction_consumers(func, lanes):
             tiles["vector_inner_parallel"] = new
             op.attributes["lowering_config"] = _lowering_config(tiles)
             changed = 1
+    return changed
+
+
+def _tile_whole_row_packs(ops):
+    """Give a data-tiling pack that IREE left without inner vector tiles one packed tile per
+    vector step along the dimensions its common tiles leave whole. With 4-lane vectors
+    (x86-64-v2, AArch64 NEON) IREE 3.13 configures one of two sibling packs of a LayerNorm
+    dispatch that way, which packs a whole row at once (8192 bytes for 256 floats x 8 rows)
+    and fails IREE's vector-size check. Returns 1 when something changed."""
+    changed = 0
+    for op in ops:
+        text = str(op.attributes["lowering_config"])
+        common = _ints(text, "vector_common_parallel")
+        if op.name != "linalg.pack" or not common or _ints(text, "vector_inner_parallel") is not None \
+                or all(common):
+            continue
+        tiles = {k: v for k in _KEYS if (v := _ints(text, k)) is not None}
+        tiles["vector_inner_parallel"] = [0 if t else 1 for t in common]
+        op.attributes["lowering_config"] = _lowering_config(tiles)
+        changed = 1
     return changed
 
 
