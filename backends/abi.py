@@ -18,10 +18,30 @@ EXECUTION_MODEL = ["--iree-execution-model=async-external"]
 
 
 def output_storage(nn: Any) -> bool:
-    """Give @main one more argument per result, marked `iree.abi.output`, so the compiled function
-    writes each result into a buffer the caller passes. Static, non-empty results only; records
-    `output_storage` in the signature. Returns whether it applied."""
-    main = nn.main
+    """Give @main (and each other entry point the signature's "functions" list) one more argument
+    per result, marked `iree.abi.output`, so the compiled function writes each result into a
+    buffer the caller passes. Static, non-empty results only; records `output_storage` in the
+    signature (per function). Returns whether it applied to @main."""
+    sig = dict(getattr(nn, "extra_signature", None) or {})
+    funcs = {str(ir.StringAttr(op.attributes["sym_name"]).value): op for op in nn.module.body.operations
+             if op.operation.name == "func.func"}
+    functions = {name: dict(entry) for name, entry in (sig.get("functions") or {}).items()}
+    for entry in functions.values():
+        if entry["entry"] != "main" and entry["entry"] in funcs and _add_outputs(nn, funcs[entry["entry"]]):
+            entry["output_storage"] = True
+    applied = _add_outputs(nn, nn.main)
+    for entry in functions.values():
+        if entry["entry"] == "main" and applied:
+            entry["output_storage"] = True
+    if functions:
+        sig["functions"] = functions
+    if applied:
+        sig["output_storage"] = True
+    nn.extra_signature = sig
+    return applied
+
+
+def _add_outputs(nn: Any, main: Any) -> bool:
     with nn.context, ir.Location.unknown():
         ftype = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value)
         results = [_ranked(t) for t in ftype.results]
@@ -37,7 +57,6 @@ def output_storage(nn: Any) -> bool:
             had + [ir.DictAttr.get({"iree.abi.output": ir.IntegerAttr.get(index, i)}) for i in range(len(results))])
         main.attributes["function_type"] = ir.TypeAttr.get(
             ir.FunctionType.get(list(ftype.inputs) + list(ftype.results), list(ftype.results)))
-    nn.extra_signature = dict(getattr(nn, "extra_signature", None) or {}, output_storage=True)
     return True
 
 

@@ -13,6 +13,7 @@ import gc
 import itertools
 import json
 import sys
+import types
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, cast
 import weakref
 
@@ -45,6 +46,13 @@ Operand: TypeAlias = "ir.Value | Sequence[ir.Value] | None"
 # What creating an op returns: its one result, or the list of them for a multi-result op.
 Results: TypeAlias = "ir.Value | list[ir.Value]"
 _Attr = TypeVar("_Attr", bound=ir.Attribute)
+
+
+# MLIR's Python bindings look for a module `iree.compiler.dialects.<namespace>` each time they wrap
+# an op of a dialect without one (every `value.owner`), and retry a failed import every time: a
+# filesystem search per nn op visited (docs/performance.md, "Compile time of long elementwise
+# chains"). An empty module for `nn` is found once and remembered; `nn` ops stay generic OpViews.
+sys.modules.setdefault("iree.compiler.dialects.nn", types.ModuleType("iree.compiler.dialects.nn"))
 
 
 def new_session() -> api.Session:
@@ -210,15 +218,29 @@ class Graph:
             except VerificationError as e:
                 raise VerificationError(f"{where(self.source, name, op_name)}: {e}") from None
 
-    def finish(self, outputs: Sequence[tuple[str, ir.Value]]) -> NNModule:
-        """Return the named outputs ([(name, Value)]) and seal the function; returns an NNModule."""
+    def seal(self, outputs: Sequence[tuple[str, ir.Value]]) -> list[tuple[str, TensorSpec]]:
+        """Return the named outputs ([(name, Value)]) from the current function and fix its type;
+        returns the outputs' specs."""
         with self.context, self._loc(None):
             with ir.InsertionPoint(self.block):
                 func.ReturnOp([v for _, v in outputs])
             arg_types = [spec.mlir_type() for _, spec in self.inputs]
             out_types = [v.type for _, v in outputs]
             self.func.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(arg_types, out_types))
-        out_specs = [(n, TensorSpec.of_type(v.type)) for n, v in outputs]
+        return [(n, TensorSpec.of_type(v.type)) for n, v in outputs]
+
+    def begin_function(self, symbol: str) -> None:
+        """Start another function `symbol` of the module (a multifunction model's other entry
+        points): `input`, `op` and `seal` build it from here on; @main stays the first."""
+        with self.context, self._loc(None):
+            with ir.InsertionPoint(self.module.body):
+                self.func = func.FuncOp(symbol, ir.FunctionType.get([], []))
+            self.block = self.func.add_entry_block()
+        self.inputs = []
+
+    def finish(self, outputs: Sequence[tuple[str, ir.Value]]) -> NNModule:
+        """Return the named outputs ([(name, Value)]) and seal the function; returns an NNModule."""
+        out_specs = self.seal(outputs)
         nn = NNModule(self.module, self.session, self.inputs, out_specs, self.format, self.source)
         nn.keep = self.keep
         nn.write_signature()

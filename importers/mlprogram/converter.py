@@ -75,8 +75,8 @@ class Context(ConversionContext):
     """Builds the nn module of one function of an ML Program."""
 
     def __init__(self, src: Source, shapes: Mapping[str, Sequence[int]] | None = None,
-                 function: str | None = None) -> None:
-        super().__init__(Graph(src.path, "mlprogram"), src.path)
+                 function: str | None = None, graph: Graph | None = None) -> None:
+        super().__init__(graph or Graph(src.path, "mlprogram"), src.path)
         self.src = src
         self.pb = mil_pb()
         self.shapes = dict(shapes or {})
@@ -87,6 +87,8 @@ class Context(ConversionContext):
             raise ModelImportError(f"{src.path}: the ML Program has no function {self.function_name!r} "
                                    f"(functions: {', '.join(sorted(program.functions))})")
         self.function = program.functions[self.function_name]
+        # a multifunction model describes each function's features apart from the model's
+        self.descr = next((f for f in descr.functions if f.name == self.function_name), descr)
         opset = self.function.opset
         if opset not in OPSETS:
             raise ModelImportError(f"{src.path}: function {self.function_name!r} uses opset {opset!r}; Estuary "
@@ -239,7 +241,7 @@ class Context(ConversionContext):
             self.bool_names.add(out.name)
 
     def declare_inputs(self) -> None:
-        descr = {f.name: f for f in self.src.model.description.input}
+        descr = {f.name: f for f in self.descr.input}
         unknown = sorted(set(self.shapes) - {i.name for i in self.function.inputs})
         if unknown:
             raise ModelImportError(f"{self.place()}: shapes= names unknown inputs {unknown}")
@@ -297,7 +299,7 @@ class Context(ConversionContext):
         self.states.append(self.env[inp.name])
 
     def outputs(self) -> list[tuple[str, ir.Value]]:
-        descr = {f.name: f for f in self.src.model.description.output}
+        descr = {f.name: f for f in self.descr.output}
         out = []
         for name in self.block.outputs:
             if name not in self.env:
@@ -317,7 +319,8 @@ class Context(ConversionContext):
             out.append((state.name, value))
         return out
 
-    def build(self) -> NNModule:
+    def _convert(self) -> list[tuple[str, ir.Value]]:
+        """Convert the function into the graph's current function; returns its outputs."""
         bad = self.unsupported()
         if bad:
             raise UnsupportedOpError(self.place(), bad)
@@ -326,14 +329,69 @@ class Context(ConversionContext):
         outputs = self.outputs()
         if self.states:  # the runtime keeps these on the device (estuary.state)
             self.extra_signature["states"] = [[s.name, list(self.spec(s.initial).shape), s.dtype] for s in self.states]
-        nn = self.graph.finish(outputs)
-        nn.extra_signature = self.extra_signature
+        return outputs
+
+    def _boundary(self, outputs: list[tuple[str, ir.Value]]) -> dict[str, str]:
         bools = {n: dtypes.BOOL for n, _ in outputs if n in self.bool_names}
         bools.update({i.name: dtypes.BOOL for i in self.function.inputs if i.name in self.bool_names})
-        if bools:
-            nn.boundary = bools
+        return bools
+
+    def build(self) -> NNModule:
+        """The function as the module's @main."""
+        outputs = self._convert()
+        nn = self.graph.finish(outputs)
+        nn.extra_signature = self.extra_signature
+        nn.boundary = self._boundary(outputs)
         nn.write_signature()
         return nn
+
+    def build_function(self, symbol: str) -> dict[str, Any]:
+        """The function as another function `symbol` of the graph's module; returns its entry in
+        the signature's "functions" (entry point, inputs, outputs, states, ...)."""
+        self.graph.begin_function(symbol)
+        outputs = self._convert()
+        bools = self._boundary(outputs)
+        specs = self.graph.seal(outputs)
+        tensors = lambda named: [[n, list(s.shape), bools.get(n, s.dtype)] for n, s in named]  # noqa: E731
+        return {"entry": symbol, "inputs": tensors(self.graph.inputs), "outputs": tensors(specs),
+                **self.extra_signature}
+
+
+def build_all(src: Source, shapes: Mapping[str, Sequence[int]] | None = None) -> NNModule:
+    """Every function of a multifunction model in one module: the default function as @main, the
+    others as @fn1, @fn2, ...; the signature's "functions" maps each MIL name to its entry point,
+    inputs, outputs and states (docs/mlprogram.md "Functions")."""
+    program = src.model.mlProgram
+    default = src.model.description.defaultFunctionName or "main"
+    shapes = dict(shapes or {})
+    names = [default] + sorted(n for n in program.functions if n != default)
+    inputs = {n: {i.name for i in program.functions[n].inputs} for n in program.functions}
+    unknown = sorted(set(shapes) - set().union(*inputs.values()))
+    if unknown:
+        raise ModelImportError(f"{src.path}: shapes= names unknown inputs {unknown}")
+    per_function = {n: {k: v for k, v in shapes.items() if k in inputs.get(n, ())} for n in names}
+    main = Context(src, per_function[default], default)
+    nn = main.build()
+    functions: dict[str, Any] = {default: dict(nn.signature(), entry="main")}
+    for i, name in enumerate(names[1:], 1):
+        functions[name] = Context(src, per_function[name], name, main.graph).build_function(f"fn{i}")
+    for entry in functions.values():
+        for key in ("format", "source", "target", "metadata"):
+            entry.pop(key, None)
+    nn.extra_signature = dict(nn.extra_signature, functions=functions, default_function=default)
+    nn.write_signature()
+    return nn
+
+
+def metadata(model: Any) -> dict[str, Any]:
+    """A Core ML model's metadata (author, short description, version, license, user-defined
+    entries), as `estuary info` shows it; empty fields are left out."""
+    m = model.description.metadata
+    out: dict[str, Any] = {k: v for k, v in (("author", m.author), ("short_description", m.shortDescription),
+                                             ("version", m.versionString), ("license", m.license)) if v}
+    if m.userDefined:
+        out["user_defined"] = dict(sorted(m.userDefined.items()))
+    return out
 
 
 def check_flexible(feature: Any, shapes: Mapping[str, Sequence[int]], path: str) -> None:

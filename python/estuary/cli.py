@@ -240,7 +240,7 @@ def _run(args):
         raise EstuaryError("--output-dir is empty; give a folder name")
     if args.output_dir and os.path.exists(args.output_dir) and not os.path.isdir(args.output_dir):
         raise EstuaryError(f"cannot write outputs to {args.output_dir}: not a directory")
-    model = _load(args)
+    model = _load(args).function(args.function)
     if args.random_inputs:
         feeds = {**_random_inputs(model), **feeds}
     t0 = time.perf_counter()
@@ -272,7 +272,6 @@ def _info(args):
         with open(path, "rb") as f:
             sig = read_signature(f.read(), path)
         print(f"{path}: compiled {sig.get('format')} model ({sig.get('source')}) for {sig.get('target')}")
-        rows = [("input", n, s, d) for n, s, d in sig["inputs"]] + [("output", n, s, d) for n, s, d in sig["outputs"]]
     else:
         from collections import Counter
 
@@ -284,10 +283,32 @@ def _info(args):
         print(f"{path}: {nn.format} model, {sum(counts.values())} nn ops")
         for name, n in sorted(counts.items()):
             print(f"  {name:28s} {n}")
-        rows = [("input", n, s.shape, s.dtype) for n, s in nn.inputs] + \
-               [("output", n, s.shape, s.dtype) for n, s in nn.outputs]
-    for kind, name, shape, dtype in rows:
-        print(f"{kind:6s} {name}: {dtype}{list(shape)}")
+        sig = nn.signature()
+    _describe(sig)
+
+
+def _describe(sig):
+    """The metadata, then each function's inputs, outputs and states (a state is an input and an
+    output of the same name: listed once, as a state)."""
+    meta = sig.get("metadata") or {}
+    for key in ("author", "short_description", "version", "license"):
+        if key in meta:
+            print(f"{key.replace('_', ' ')}: {meta[key]}")
+    for key, value in (meta.get("user_defined") or {}).items():
+        print(f"metadata {key}: {value}")
+    functions = sig.get("functions") or {}
+    default = sig.get("default_function")
+    for name, fsig in (functions.items() if functions else [(None, sig)]):
+        indent = ""
+        if name is not None:
+            print(f"function {name}{' (default)' if name == default else ''}")
+            indent = "  "
+        states = {n for n, _, _ in fsig.get("states", [])}
+        rows = [("input", n, s, d) for n, s, d in fsig["inputs"] if n not in states] + \
+               [("output", n, s, d) for n, s, d in fsig["outputs"] if n not in states] + \
+               [("state", n, s, d) for n, s, d in fsig.get("states", [])]
+        for kind, tensor, shape, dtype in rows:
+            print(f"{indent}{kind:6s} {tensor}: {dtype}{list(shape)}")
 
 
 def _bench(args):
@@ -430,9 +451,12 @@ def build_parser():
     load_options(s, "what to run")
     s.add_argument("--random-inputs", action="store_true", help="fill inputs not given with random data")
     s.add_argument("--output-dir", help="write each output as NAME.npy here")
+    s.add_argument("--function", help="the function to run (multifunction Core ML models; default: the "
+                                      "model's default function)")
     s.set_defaults(fn=_run)
 
-    s = command("info", help="show a model's or .vmfb's inputs, outputs and ops (no device needed)")
+    s = command("info", help="show a model's or .vmfb's metadata, functions, inputs, outputs, states and ops "
+                             "(no device needed)")
     s.add_argument("model")
     s.add_argument("--format", choices=FORMATS)
     s.add_argument("--device", default=None, help=argparse.SUPPRESS)  # accepted for old scripts; unused

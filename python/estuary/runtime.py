@@ -223,7 +223,8 @@ class Model:
         self.artifact_path: str | None = None  # the cached .vmfb, when loaded through the compile cache
         self._vm_ctx = self._context.vm_context
         self.default_function: str = self.signature.get("default_function", "main")
-        self._views: dict[str, Model] = {}  # the other functions of a multifunction model (`_function`)
+        self._views: dict[str, Model] = {}  # the other functions of a multifunction model (`function`)
+        self._root = self  # the Model a function's view was made from
         self._bind("main", self.signature)
 
     def _bind(self, entry: str, sig: Mapping[str, Any]) -> None:
@@ -265,8 +266,11 @@ class Model:
         """The source model's metadata (Core ML: author, short description, version, user-defined)."""
         return dict(self.signature.get("metadata") or {})
 
-    def _function(self, name: str | None) -> Model:
-        """This Model bound to function `name` (None or the default function: itself)."""
+    def function(self, name: str | None = None) -> Model:
+        """This Model bound to function `name` (None or the default function: itself): its
+        `inputs`, `outputs`, `states` and `run` are that function's."""
+        if self._root is not self:
+            return self._root.function(name)
         if name is None or name == self.default_function:
             return self
         view = self._views.get(name)
@@ -276,7 +280,7 @@ class Model:
                 raise RuntimeInputError(f"{self.where}: the model has no function {name!r} "
                                         f"(functions: {', '.join(self.functions)})")
             view = copy.copy(self)
-            view._views = {}
+            view._views, view._root = {}, self
             view._bind(functions[name]["entry"], functions[name])
             self._views[name] = view
         return view
@@ -286,7 +290,7 @@ class Model:
         `MLModel.make_state()`); pass it to `run(..., state=)`. States of one model are independent."""
         from estuary.state import State
 
-        target = self._function(function)
+        target = self if function is None else self.function(function)
         if not target.states:
             raise RuntimeInputError(f"{self.where}: function {function or self.default_function!r} has no states")
         return State(self.driver, target.states, self.where)
@@ -338,7 +342,7 @@ class Model:
         the states are read from and written back to it on the device, and neither fed nor
         returned; without it a stateful function takes each state as an input and returns its new
         value as an output of the same name."""
-        target = self._function(function)
+        target = self if function is None else self.function(function)
         if state is not None:
             return target._run_with_state(feeds, state)
         args = target._check_inputs(feeds)

@@ -1,0 +1,150 @@
+"""iOS18 multifunction models (ct.utils.save_multifunction): every function compiles into one
+artefact, `run(feed, function=)` and `estuary run --function` pick one, against torch on CPU; the
+model's metadata, functions and states in `estuary info`."""
+import os
+
+import numpy as np
+import pytest
+
+import estuary
+from estuary.cli import main as cli_main
+
+torch = pytest.importorskip("torch")
+
+
+class Mlp(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a, self.b = torch.nn.Linear(6, 12), torch.nn.Linear(12, 3)
+
+    def forward(self, x):
+        return self.b(torch.relu(self.a(x)))
+
+
+class Conv(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 4, 3, padding=1)
+
+    def forward(self, image, scale):
+        return torch.sigmoid(self.conv(image)) * scale
+
+
+@pytest.fixture(scope="module")
+def multifunction(tmp_path_factory):
+    """A package with functions "classify" (default) and "features" from two torch modules, its
+    metadata set as a user would; the modules and the package path."""
+    import coremltools as ct
+
+    folder = tmp_path_factory.mktemp("multifunction")
+    torch.manual_seed(2)
+    mlp, conv = Mlp().eval(), Conv().eval()
+    parts = {"mlp": (mlp, [ct.TensorType(name="x", shape=(2, 6))], (torch.zeros(2, 6),)),
+             "conv": (conv, [ct.TensorType(name="image", shape=(1, 3, 5, 5)), ct.TensorType(name="scale", shape=(1,))],
+                      (torch.zeros(1, 3, 5, 5), torch.ones(1)))}
+    for name, (module, inputs, example) in parts.items():
+        ml = ct.convert(torch.jit.trace(module, example), inputs=inputs, convert_to="mlprogram",
+                        minimum_deployment_target=ct.target.iOS18, compute_precision=ct.precision.FLOAT32)
+        ml.save(str(folder / f"{name}.mlpackage"))
+    desc = ct.utils.MultiFunctionDescriptor()
+    desc.add_function(str(folder / "mlp.mlpackage"), src_function_name="main", target_function_name="classify")
+    desc.add_function(str(folder / "conv.mlpackage"), src_function_name="main", target_function_name="features")
+    desc.default_function_name = "classify"
+    joined = str(folder / "joined.mlpackage")
+    ct.utils.save_multifunction(desc, joined)
+    ml = ct.models.MLModel(joined, skip_model_load=True)
+    ml.author, ml.short_description, ml.version = "Estuary tests", "two functions", "1.2"
+    ml.user_defined_metadata["purpose"] = "multifunction test"
+    path = str(folder / "model.mlpackage")
+    ml.save(path)
+    return mlp, conv, path
+
+
+def test_functions_in_one_artefact(multifunction):
+    mlp, conv, path = multifunction
+    art = estuary.compile(path)
+    model = estuary.load(art)
+    assert model.functions == ["classify", "features"] and model.default_function == "classify"
+    assert [n for n, _, _ in model.inputs] == ["x"]  # the default function's
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 6)).astype(np.float32)
+    image, scale = rng.standard_normal((1, 3, 5, 5)).astype(np.float32), np.array([1.5], np.float32)
+    with torch.no_grad():
+        want_mlp = mlp(torch.from_numpy(x)).numpy()
+        want_conv = conv(torch.from_numpy(image), torch.from_numpy(scale)).numpy()
+    (got,) = model.run({"x": x}).values()
+    np.testing.assert_allclose(got, want_mlp, rtol=1e-5, atol=1e-5)
+    (got,) = model.run({"x": x}, function="classify").values()
+    np.testing.assert_allclose(got, want_mlp, rtol=1e-5, atol=1e-5)
+    (got,) = model.run({"image": image, "scale": scale}, function="features").values()
+    np.testing.assert_allclose(got, want_conv, rtol=1e-5, atol=1e-5)
+    features = model.function("features")
+    assert [n for n, _, _ in features.inputs] == ["image", "scale"] and features.outputs[0][1] == (1, 4, 5, 5)
+    with pytest.raises(estuary.RuntimeInputError, match="no function 'nope'.*classify, features"):
+        model.run({"x": x}, function="nope")
+    with pytest.raises(estuary.RuntimeInputError, match="missing"):
+        model.run({"x": x}, function="features")
+    # one function alone still imports as before
+    from estuary.importers.mlprogram import load_model
+
+    nn = load_model(path, function="features")
+    assert [n for n, _ in nn.inputs] == ["image", "scale"] and "functions" not in nn.signature()
+    nn.close()
+
+
+def test_cli_function_and_info(multifunction, tmp_path, capsys):
+    mlp, conv, path = multifunction
+    vmfb = str(tmp_path / "model.vmfb")
+    assert cli_main(["compile", path, "-o", vmfb, "-q"]) == 0
+    image = np.random.default_rng(1).standard_normal((1, 3, 5, 5)).astype(np.float32)
+    np.save(tmp_path / "image.npy", image)
+    np.save(tmp_path / "scale.npy", np.array([2.0], np.float32))
+    out = tmp_path / "out"
+    assert cli_main(["run", vmfb, "--function", "features", "--input", f"image={tmp_path / 'image.npy'}",
+                     "--input", f"scale={tmp_path / 'scale.npy'}", "--output-dir", str(out), "-q"]) == 0
+    (name,) = os.listdir(out)
+    with torch.no_grad():
+        want = conv(torch.from_numpy(image), torch.tensor([2.0])).numpy()
+    np.testing.assert_allclose(np.load(out / name), want, rtol=1e-5, atol=1e-5)
+    assert cli_main(["run", vmfb, "--function", "nope", "--random-inputs"]) != 0
+    capsys.readouterr()
+    assert cli_main(["info", vmfb]) == 0
+    text = capsys.readouterr().out
+    for line in ("author: Estuary tests", "short description: two functions", "version: 1.2",
+                 "metadata purpose: multifunction test", "function classify (default)", "function features",
+                 "  input  x: float32[2, 6]", "  input  image: float32[1, 3, 5, 5]", "  input  scale: float32[1]"):
+        assert line in text, (line, text)
+    assert estuary.load(vmfb).metadata["user_defined"]["purpose"] == "multifunction test"
+
+
+def test_info_lists_states(tmp_path, capsys):
+    """A stateful model's states are listed once, as states, in the package and in its .vmfb."""
+    import coremltools as ct
+    from coremltools.converters.mil import Builder as mb
+    from coremltools.converters.mil.mil import types
+
+    @mb.program(input_specs=[mb.TensorSpec(shape=(2, 3)),
+                             mb.StateTensorSpec(shape=(2, 3), dtype=types.fp16)], opset_version=ct.target.iOS18)
+    def prog(x, acc):
+        total = mb.add(x=mb.cast(x=mb.read_state(input=acc), dtype="fp32"), y=x)
+        mb.coreml_update_state(state=acc, value=mb.cast(x=total, dtype="fp16"))
+        return mb.identity(x=total, name="total")
+
+    ml = ct.convert(prog, convert_to="mlprogram", minimum_deployment_target=ct.target.iOS18,
+                    compute_precision=ct.precision.FLOAT32)
+    path = str(tmp_path / "acc.mlpackage")
+    ml.save(path)
+    vmfb = str(tmp_path / "acc.vmfb")
+    assert cli_main(["compile", path, "-o", vmfb, "-q"]) == 0
+    for source in (path, vmfb):
+        capsys.readouterr()
+        assert cli_main(["info", source]) == 0
+        text = capsys.readouterr().out
+        assert "state  acc: float16[2, 3]" in text and "input  acc" not in text and "output acc" not in text
+    # a running sum kept on the device: x, then 2x, then 3x
+    model = estuary.load(vmfb)
+    state = model.make_state()
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    for k in (1, 2, 3):
+        np.testing.assert_array_equal(model.run({"x": x}, state=state)["total"], k * x)
+    np.testing.assert_array_equal(state.read("acc"), (3 * x).astype(np.float16))
