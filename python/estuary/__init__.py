@@ -13,7 +13,7 @@ __version__ = "0.1.0"
 DISTRIBUTION = "estuary-nn"  # the name on PyPI (`pip install estuary-nn`); the import name stays `estuary`
 
 # submodules loaded on first attribute access (`estuary.nnapi` without `import estuary.nnapi`)
-_LAZY = ("webnn", "nnapi", "cache", "dtypes", "errors", "compiler", "runtime")
+_LAZY = ("webnn", "nnapi", "cache", "dtypes", "errors", "compiler", "runtime", "state")
 
 __all__ = ["compile", "load", "Artifact", "CompileOptions", "Model", "TARGETS", "EstuaryError", "CompileError",
            "ExecutionError", "InternalError", "LoweringError", "ModelImportError", "RuntimeInputError", "UnsupportedOpError",

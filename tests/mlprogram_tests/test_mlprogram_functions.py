@@ -148,3 +148,39 @@ def test_info_lists_states(tmp_path, capsys):
     for k in (1, 2, 3):
         np.testing.assert_array_equal(model.run({"x": x}, state=state)["total"], k * x)
     np.testing.assert_array_equal(state.read("acc"), (3 * x).astype(np.float16))
+
+
+def test_state_shared_between_functions(tmp_path):
+    """Functions declaring the same states may share one State (as a prefill and a decode
+    function share a KV cache): "accumulate" adds x to it, "scale" multiplies it by s."""
+    import coremltools as ct
+    from coremltools.converters.mil import Builder as mb
+    from coremltools.converters.mil.mil import types
+
+    def program(step):
+        @mb.program(input_specs=[mb.TensorSpec(shape=(3,)), mb.StateTensorSpec(shape=(3,), dtype=types.fp16)],
+                    opset_version=ct.target.iOS18)
+        def prog(x, acc):
+            new = step(mb.cast(x=mb.read_state(input=acc), dtype="fp32"), x)
+            mb.coreml_update_state(state=acc, value=mb.cast(x=new, dtype="fp16"))
+            return mb.identity(x=new, name="value")
+        return prog
+
+    desc = ct.utils.MultiFunctionDescriptor()
+    for name, step in (("accumulate", lambda a, x: mb.add(x=a, y=x)), ("scale", lambda a, x: mb.mul(x=a, y=x))):
+        ml = ct.convert(program(step), convert_to="mlprogram", minimum_deployment_target=ct.target.iOS18,
+                        compute_precision=ct.precision.FLOAT32)
+        ml.save(str(tmp_path / f"{name}.mlpackage"))
+        desc.add_function(str(tmp_path / f"{name}.mlpackage"), src_function_name="main", target_function_name=name)
+    desc.default_function_name = "accumulate"
+    path = str(tmp_path / "both.mlpackage")
+    ct.utils.save_multifunction(desc, path)
+    model = estuary.load(estuary.compile(path))
+    state = model.make_state()
+    x = np.array([1, 2, 3], np.float32)
+    model.run({"x": x}, state=state)
+    model.run({"x": np.full(3, 2, np.float32)}, state=state, function="scale")
+    np.testing.assert_array_equal(model.run({"x": x}, state=state)["value"], 3 * x)
+    np.testing.assert_array_equal(state.read("acc"), (3 * x).astype(np.float16))
+    other = model.make_state("scale")  # a second, independent state: still zeros
+    np.testing.assert_array_equal(model.run({"x": x}, state=other, function="scale")["value"], 0 * x)

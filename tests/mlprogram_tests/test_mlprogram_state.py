@@ -210,3 +210,31 @@ def test_state_errors(decoder):
         state.write("k0", np.zeros((1, H, L, DH), np.float32))
     with pytest.raises(estuary.RuntimeInputError, match="make_state"):
         model.run(feed, state={"k0": 0})
+
+
+@pytest.mark.vulkan
+def test_state_on_vulkan(tmp_path):
+    """Off the CPU the function returns each state's new buffer, which the State keeps (no host
+    copy): a running sum over three runs."""
+    import coremltools as ct
+    from coremltools.converters.mil import Builder as mb
+    from coremltools.converters.mil.mil import types
+
+    @mb.program(input_specs=[mb.TensorSpec(shape=(2, 3)), mb.StateTensorSpec(shape=(2, 3), dtype=types.fp16)],
+                opset_version=ct.target.iOS18)
+    def prog(x, acc):
+        total = mb.add(x=mb.cast(x=mb.read_state(input=acc), dtype="fp32"), y=x)
+        mb.coreml_update_state(state=acc, value=mb.cast(x=total, dtype="fp16"))
+        return mb.identity(x=total, name="total")
+
+    ml = ct.convert(prog, convert_to="mlprogram", minimum_deployment_target=ct.target.iOS18,
+                    compute_precision=ct.precision.FLOAT32)
+    path = str(tmp_path / "acc.mlpackage")
+    ml.save(path)
+    model = estuary.load(estuary.compile(path, target="vulkan-spirv"))
+    assert model.driver == "vulkan"
+    state = model.make_state()
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    for k in (1, 2, 3):
+        np.testing.assert_array_equal(model.run({"x": x}, state=state)["total"], k * x)
+    np.testing.assert_array_equal(state.read("acc"), (3 * x).astype(np.float16))
