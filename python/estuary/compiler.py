@@ -59,8 +59,23 @@ def compile_nn(nn: Any, options: CompileOptions | None = None, *, progress: Prog
                timings: dict[str, float] | None = None) -> Artifact:
     """Lower an NNModule (in place) with `options` and compile it with IREE; returns an Artifact."""
     options = options or CompileOptions.create()
-    target = targets.get(options.target)
     timings = {} if timings is None else timings
+    flags, stats = lower_nn(nn, options, progress=progress, timings=timings)
+    t1 = time.perf_counter()
+    _progress(progress, f"compiling for {options.target} with IREE")
+    vmfb = iree_compile(nn, flags, options, stats)
+    if "cpu_tiles" in stats:
+        _progress(progress, f"cpu-tiles: retiled {stats['cpu_tiles']} dispatch(es)")
+    timings["iree_s"] = time.perf_counter() - t1
+    return Artifact(vmfb, options.target, nn.signature(), timings, stats)
+
+
+def lower_nn(nn: Any, options: CompileOptions, *, progress: Progress = False,
+             timings: dict[str, float] | None = None) -> tuple[list[str], dict[str, Any]]:
+    """Everything of a compile before IREE: passes, lowering, output storage and signature (in
+    place); returns IREE's flags and the passes' statistics. The fuzz runner stops here for most
+    mutants (tests/fuzz/runner.py)."""
+    target = targets.get(options.target)
     t0 = time.perf_counter()
     _progress(progress, "optimizing and lowering the nn module")
     from estuary.passes import pipeline
@@ -69,19 +84,14 @@ def compile_nn(nn: Any, options: CompileOptions | None = None, *, progress: Prog
     stats = {k: v for k, v in results.items() if k in ("winograd", "isolated_reductions")}
     if "winograd" in stats:
         _progress(progress, f"cpu-winograd: {stats['winograd']} 3x3 convolution(s) in Winograd form")
-    timings["lower_s"] = time.perf_counter() - t0
-    flags = target.flags(options, keep_f64=bool(results.get("keep_f64")))
-    t1 = time.perf_counter()
+    if timings is not None:
+        timings["lower_s"] = time.perf_counter() - t0
+    flags = list(target.flags(options, keep_f64=bool(results.get("keep_f64"))))
     nn.target = options.target
     if target.output_storage:
         abi.output_storage(nn)
     nn.write_signature()
-    _progress(progress, f"compiling for {options.target} with IREE")
-    vmfb = iree_compile(nn, flags, options, stats)
-    if "cpu_tiles" in stats:
-        _progress(progress, f"cpu-tiles: retiled {stats['cpu_tiles']} dispatch(es)")
-    timings["iree_s"] = time.perf_counter() - t1
-    return Artifact(vmfb, options.target, nn.signature(), timings, stats)
+    return flags, stats
 
 
 def iree_compile(nn: Any, flags: Sequence[str], options: CompileOptions, stats: dict[str, Any] | None = None) -> bytes:

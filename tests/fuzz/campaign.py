@@ -1,8 +1,10 @@
 """A fuzzing campaign: seeds -> mutants -> the fork server (runner.py) -> a format x outcome table.
 
 Mutant `i` of a campaign with seed `s` comes from numpy's Generator([s, i]), so a case is
-reproduced from (seed, index) alone; mutants that do not end 'ok' or 'error' are kept with their
-logs in the work folder."""
+reproduced from (seed, index) alone; mutants that do not end 'ok', 'lowered' or 'error' are kept
+with their logs in the work folder. With `full_every` N > 1 only mutant indices divisible by N
+are compiled by IREE and run; the others stop after Estuary's own lowering ('lowered'), since
+IREE's compile is most of a campaign's time (docs/design.md, "Fuzzing")."""
 from __future__ import annotations
 
 import json
@@ -25,8 +27,10 @@ from fuzz.runner import OUTCOMES  # noqa: E402
 BAD = ("internal", "raw", "crash", "hang", "oom")
 
 
-def make_cases(work: Path, formats: tuple[str, ...], count: int, seed: int) -> list[dict[str, Any]]:
-    """`count` mutants per format, round-robin over the format's seeds, each in its own folder."""
+def make_cases(work: Path, formats: tuple[str, ...], count: int, seed: int,
+               full_every: int = 1) -> list[dict[str, Any]]:
+    """`count` mutants per format, round-robin over the format's seeds, each in its own folder;
+    every `full_every`-th is compiled and run, the others only lowered."""
     seeds = seed_models.write(work / "seeds", formats)
     cases = []
     for i in range(count):  # formats interleaved: a campaign cut short still covers each
@@ -41,17 +45,19 @@ def make_cases(work: Path, formats: tuple[str, ...], count: int, seed: int) -> l
                 print(f"mutator {fmt} #{i} failed: {type(e).__name__}: {e}", file=sys.stderr)
                 continue
             cases.append({"format": fmt, "path": str(path), "seed": [seed, i], "mutator": origin.name,
-                          "log": str(folder / "log.txt"), "result": str(folder / "result.json")})
+                          "log": str(folder / "log.txt"), "result": str(folder / "result.json"),
+                          "lower_only": i % full_every != 0})
     return cases
 
 
 def run(work: str | os.PathLike[str], formats: tuple[str, ...] = seed_models.FORMATS, count: int = 20, seed: int = 0,
-        jobs: int = 2, timeout: float = 60.0, memory: int = 6 << 30, keep: bool = False) -> list[dict[str, Any]]:
+        jobs: int = 2, timeout: float = 60.0, memory: int = 6 << 30, keep: bool = False,
+        full_every: int = 1) -> list[dict[str, Any]]:
     """Generate and run a campaign in folder `work`; returns one result per case. Cases that
-    ended 'ok' or 'error' are deleted unless `keep`."""
+    ended 'ok', 'lowered' or 'error' are deleted unless `keep`."""
     work = Path(work)
     work.mkdir(parents=True, exist_ok=True)
-    cases = make_cases(work, formats, count, seed)
+    cases = make_cases(work, formats, count, seed, full_every)
     (work / "cases.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cases))
     results_path = work / "results.jsonl"
     results_path.unlink(missing_ok=True)
@@ -62,7 +68,7 @@ def run(work: str | os.PathLike[str], formats: tuple[str, ...] = seed_models.FOR
     results = [json.loads(line) for line in results_path.read_text().splitlines() if line.strip()]
     if not keep:
         for r in results:
-            if r["outcome"] in ("ok", "error"):
+            if r["outcome"] in ("ok", "lowered", "error"):
                 shutil.rmtree(Path(r["path"]).parent if Path(r["path"]).is_file() else Path(r["path"]).parent,
                               ignore_errors=True)
     return results

@@ -7,6 +7,8 @@ RLIMIT_AS and RLIMIT_CPU, compiles the mutant (or loads it, for an artefact), lo
 on zeros, and writes its outcome; the server classifies how it ended:
 
     ok         compiled (loaded) and ran
+    lowered    a case marked "lower_only": passed Estuary's import, passes and lowering (IREE,
+               a second or more per mutant, is skipped; long campaigns fully compile a sample)
     error      one EstuaryError: a clean refusal
     internal   an InternalError: clean, but it reports a bug in Estuary
     raw        any other exception left Estuary
@@ -25,8 +27,21 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-OUTCOMES = ("ok", "error", "internal", "raw", "crash", "hang", "oom")
+OUTCOMES = ("ok", "lowered", "error", "internal", "raw", "crash", "hang", "oom")
 OOM_SIGNS = ("bad_alloc", "MemoryError", "Cannot allocate memory", "out of memory", "RESOURCE_EXHAUSTED")
+
+
+def lower_only(fmt: str, path: str) -> None:
+    """Everything of a compile before IREE: import, passes, lowering, signature."""
+    from estuary.backends import CompileOptions
+    from estuary.compiler import lower_nn
+    from estuary.importers import import_model
+
+    nn = import_model(path, format=fmt)
+    try:
+        lower_nn(nn, CompileOptions.create())
+    finally:
+        nn.close()
 
 
 def compile_and_run(fmt: str, path: str) -> None:
@@ -45,11 +60,14 @@ def compile_and_run(fmt: str, path: str) -> None:
     model.run(feeds)
 
 
-def execute(fmt: str, path: str) -> tuple[str, str]:
-    """(outcome, detail) of one case run in this process."""
+def execute(fmt: str, path: str, lower: bool = False) -> tuple[str, str]:
+    """(outcome, detail) of one case run in this process; `lower`: stop before IREE."""
     from estuary.errors import EstuaryError, InternalError
 
     try:
+        if lower and fmt != "artefact":
+            lower_only(fmt, path)
+            return "lowered", ""
         compile_and_run(fmt, path)
         return "ok", ""
     except EstuaryError as e:
@@ -70,7 +88,7 @@ def _child(case: dict[str, Any], memory: int, cpu: int) -> None:
         log = os.open(case["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         os.dup2(log, 1)
         os.dup2(log, 2)
-        outcome, detail = execute(case["format"], case["path"])
+        outcome, detail = execute(case["format"], case["path"], bool(case.get("lower_only")))
         with open(case["result"], "w") as f:
             json.dump({"outcome": outcome, "detail": detail}, f)
     except BaseException:  # noqa: BLE001 - reported as 'exited without an outcome'
@@ -128,12 +146,15 @@ def serve(cases: Iterable[dict[str, Any]], jobs: int, memory: int, timeout: floa
                 done, timed_out = pid, True
             if done:
                 del running[pid]
-                yield _classify(case, status, timed_out)
+                yield {**_classify(case, status, timed_out), "seconds": round(time.monotonic() - start, 2)}
 
 
 def _preload() -> None:
-    """Import what the cases use once, before forking (each child then starts warm)."""
+    """Import what the cases use once, before forking (each child then starts warm): every module
+    of Estuary's importers, passes and lowering rules, which load lazily otherwise."""
+    import importlib
     import logging
+    import pkgutil
     import warnings
 
     logging.getLogger("coremltools").setLevel(logging.ERROR)
@@ -142,14 +163,19 @@ def _preload() -> None:
     import iree.runtime  # noqa: F401
     import numpy  # noqa: F401
 
-    import estuary  # noqa: F401
-    import estuary.importers  # noqa: F401
-    for optional in ("coremltools", "nnef", "estuary.importers.coreml", "estuary.importers.nnef",
-                     "estuary.importers.webnn", "estuary.importers.nnapi"):
+    import estuary.compiler  # noqa: F401
+    import estuary.runtime  # noqa: F401
+    for optional in ("coremltools", "nnef", "iree.compiler.dialects.builtin"):
         try:
-            __import__(optional)
+            importlib.import_module(optional)
         except ImportError:
             pass
+    for package in ("estuary.importers", "estuary.passes"):
+        for info in pkgutil.walk_packages(importlib.import_module(package).__path__, package + "."):
+            try:
+                importlib.import_module(info.name)
+            except ImportError:
+                pass
 
 
 def main(argv: list[str]) -> int:
