@@ -59,19 +59,44 @@ def gather_window(c: Any, x: Any, indices: list[Any], shape: list[int]) -> Any:
     return x
 
 
-def scatter_window(c: Any, x: Any, update: Any, indices: list[Any]) -> Any:
-    """x with the window `indices` replaced by `update` (of the window's shape, any rank): one
-    scatter_nd whose coordinates are built from the per-axis indices."""
-    rank = len(indices)
+def scatter_window(c: Any, x: Any, update: Any, indices: list[Any], strides: list[int]) -> Any:
+    """x with the window `indices` replaced by `update` (of the window's shape, any rank).
+
+    Per axis that the window does not cover whole, the update is spread over the axis by a gather
+    (position p takes window element (p - start) / stride, clamped) and a mask marks the positions
+    the window holds; one `where` then picks the update or x. That costs O(x's size) per such axis,
+    where a scatter_nd of the window's coordinates costs O(x's size x window size)."""
+    shape = list(c.spec(x).shape)
+    rank = len(shape)
     sizes = [len(i) if isinstance(i, np.ndarray) else int(c.spec(i).shape[0]) for i in indices]
-    columns = []
-    for axis, idx in enumerate(indices):
-        along = [1] * rank + [1]
-        along[axis] = sizes[axis]
+    spread, mask = c.reshape(c.value(update), sizes), None
+    for axis, (idx, dim, n, stride) in enumerate(zip(indices, shape, sizes, strides)):
         if isinstance(idx, np.ndarray):
-            columns.append(c.const(np.broadcast_to(idx.reshape(along), sizes + [1]).astype(np.int32).copy(), "int32"))
+            if list(idx) == list(range(dim)):
+                continue
+            where_in = np.full(dim, -1, np.int64)
+            where_in[idx] = np.arange(n)
+            inside = c.const((where_in >= 0).astype(np.uint8), "uint8")
+            take = c.const(np.maximum(where_in, 0).astype(np.int32), "int32")
         else:
-            columns.append(c.op("expand", [c.reshape(idx, along)], new_shape=sizes + [1]))
-    count = int(np.prod(sizes))
-    coords = c.reshape(c.op("concat", [columns], axis=rank), [count, rank])
-    return c.op("scatter_nd", [x, coords, c.reshape(c.value(update), [count])], reduction="none")
+            i32 = lambda v: c.const(np.asarray(v, np.int32), "int32")  # noqa: E731
+            start = c.op("slice", [idx], starts=[0], sizes=[1])
+            # r: how far position p lies from the start in the stride's direction
+            r = c.op("sub", [i32(np.arange(dim)), start])
+            if stride < 0:
+                r = c.op("mul", [r, i32([-1])])
+            step = abs(stride)
+            inside = c.op("logical_and", [c.op("greater_or_equal", [r, i32([0])]),
+                                          c.op("lesser", [r, i32([n * step])])])
+            k = r if step == 1 else c.op("div", [r, i32([step])])
+            if step != 1:
+                inside = c.op("logical_and", [inside, c.op("equal", [c.op("mul", [k, i32([step])]), r])])
+            take = c.op("min", [c.op("max", [k, i32([0])]), i32([n - 1])])
+        spread = c.op("gather", [spread, take], axis=axis)
+        along = [1] * rank
+        along[axis] = dim
+        inside = c.reshape(inside, along)
+        mask = inside if mask is None else c.op("logical_and", [mask, inside])
+    if mask is None:  # the window is all of x
+        return spread
+    return c.op("where", [mask, spread, x])

@@ -73,6 +73,8 @@ def test_runtime_position_slices(tmp_path):
     def prog(x, u, b):
         end = mb.add(x=b, y=np.array([2, 3], np.int32))
         return (mb.slice_update(x=x, update=u, begin=b, end=end, name="upd"),
+                mb.slice_update(x=x, update=u, begin=b, end=mb.add(x=b, y=np.array([2, 6], np.int32)),
+                                stride=[1, 2], name="upd_strided"),
                 mb.slice_by_size(x=x, begin=b, size=[2, 3], name="by_size"),
                 mb.slice_by_index(x=x, begin=b, end=end, begin_mask=[False, True], end_mask=[False, True],
                                   squeeze_mask=[True, False], name="row"))  # x[b[0]]: a static [6]
@@ -87,6 +89,10 @@ def test_runtime_position_slices(tmp_path):
         want[r:r + 2, c:c + 3] = u
         out = model.run({"x": x, "u": u, "b": np.array(b, np.int32)})
         np.testing.assert_array_equal(out["upd"], want)
+        c2 = max(0, min(b[1] + 6 if b[1] < 0 else b[1], 6 - 5))  # columns c2, c2 + 2, c2 + 4
+        want = x.copy()
+        want[r:r + 2, c2:c2 + 5:2] = u
+        np.testing.assert_array_equal(out["upd_strided"], want)
         np.testing.assert_array_equal(out["by_size"], x[r:r + 2, c:c + 3])
         np.testing.assert_array_equal(out["row"], x[max(0, min(b[0] + 4 if b[0] < 0 else b[0], 3))])
 

@@ -407,8 +407,8 @@ def convert_batch_to_space(c: Any, op: Any) -> Any:
 
 @OPS.op("slice_update", since=18)
 def convert_slice_update(c: Any, op: Any) -> Any:
-    """x with x[begin:end:stride] (slice_by_index's masks) replaced by update: one scatter_nd with
-    the slice's element coordinates, computed at import."""
+    """x with x[begin:end:stride] (slice_by_index's masks) replaced by update: the update spread
+    over each sliced axis by a gather, selected by a mask (dynamic_slice.scatter_window)."""
     x, upd = c.x(op), c.x(op, "update")
     shape = shape_of(c, x)
     rank = len(shape)
@@ -423,7 +423,8 @@ def convert_slice_update(c: Any, op: Any) -> Any:
             c.check(len(upd_shape) == rank - sum(sm), f"update of rank {len(upd_shape)} does not fit the slice")
             kept = iter(upd_shape)
             sizes = [1 if sm[i] else next(kept) for i in range(rank)]
-        return dynamic_slice.scatter_window(c, x, upd, dynamic_slice.window(c, begin_value, shape, sizes, stride, bm))
+        return dynamic_slice.scatter_window(c, x, upd, dynamic_slice.window(c, begin_value, shape, sizes, stride, bm),
+                                             stride)
     begin, end = c.ints(op, "begin"), c.ints(op, "end")
     ranges = []
     for i in range(rank):
@@ -432,10 +433,8 @@ def convert_slice_update(c: Any, op: Any) -> Any:
             ranges.append(range(b, b + 1))
         else:
             ranges.append(range(shape[i])[slice(None if bm[i] else begin[i], None if em[i] else end[i], stride[i])])
-    grid = np.stack(np.meshgrid(*[np.asarray(r, dtype=np.int64) for r in ranges], indexing="ij"), -1)
-    c.check(grid.size > 0, "the slice is empty")
+    c.check(all(len(r) for r in ranges), "the slice is empty")
     kept = [len(r) for i, r in enumerate(ranges) if not sm[i]]
-    c.check(int(np.prod(shape_of(c, upd))) == int(np.prod(grid.shape[:-1])),
+    c.check(int(np.prod(shape_of(c, upd))) == int(np.prod([len(r) for r in ranges])),
             f"update of shape {shape_of(c, upd)} does not fit the slice {kept}")
-    idx = c.const(grid.reshape(-1, rank).astype(np.int32), "int32")
-    return c.op("scatter_nd", [x, idx, c.reshape(upd, [int(np.prod(grid.shape[:-1]))])], reduction="none")
+    return dynamic_slice.scatter_window(c, x, upd, [np.asarray(r, np.int64) for r in ranges], stride)
