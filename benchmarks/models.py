@@ -4,6 +4,8 @@ ONNX is the single definition: onnxruntime runs it directly, `onnx_to_webnn` tur
 WebNN JSON, and nnef-tools can turn it into NNEF. Every function returns (onnx.ModelProto,
 feeds dict, flop count).
 """
+import functools
+
 import numpy as np
 from onnx import TensorProto, helper, numpy_helper
 
@@ -73,9 +75,9 @@ def _resnet_stem(net, size):
     return net.node("MaxPool", [y], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]), size // 4
 
 
-def resnet18(size=224):
+def resnet18(size=224, batch=1):
     net, rng = Net(18), np.random.default_rng(100)
-    x = rng.standard_normal((1, 3, size, size)).astype(np.float32)
+    x = rng.standard_normal((batch, 3, size, size)).astype(np.float32)
     y, hw = _resnet_stem(net, size)
     cin = 64
     for cout, stride in [(64, 1), (128, 2), (256, 2), (512, 2)]:
@@ -91,12 +93,13 @@ def resnet18(size=224):
     y = net.node("Flatten", [net.node("GlobalAveragePool", [y])])
     y = net.gemm(y, 512, 1000, trans_b=True)
     net.nodes[-1].output[0] = "logits"
+    net.flops *= batch
     return net.model({"x": x}, ["logits"], {"x": x})
 
 
-def mobilenet(size=224):
+def mobilenet(size=224, batch=1):
     net, rng = Net(1), np.random.default_rng(101)
-    x = rng.standard_normal((1, 3, size, size)).astype(np.float32)
+    x = rng.standard_normal((batch, 3, size, size)).astype(np.float32)
     hw = size // 2
     y = net.node("Clip", [net.conv("x", 3, 32, 3, hw, stride=2), net.const(np.float32(0)), net.const(np.float32(6))])
     cin = 32
@@ -109,6 +112,7 @@ def mobilenet(size=224):
     y = net.node("Flatten", [net.node("GlobalAveragePool", [y])])
     net.gemm(y, 1024, 1000, trans_b=True)
     net.nodes[-1].output[0] = "logits"
+    net.flops *= batch
     return net.model({"x": x}, ["logits"], {"x": x})
 
 
@@ -244,6 +248,9 @@ def transformer_prenorm():
 
 
 EXTRA = {"resnet50": resnet50, "mobilenetv2": mobilenetv2, "transformer_prenorm": transformer_prenorm}
+for _batch in (4, 16):  # batch rows: `--models resnet18_b4,mobilenet_b16`
+    EXTRA[f"resnet18_b{_batch}"] = functools.partial(resnet18, batch=_batch)
+    EXTRA[f"mobilenet_b{_batch}"] = functools.partial(mobilenet, batch=_batch)
 
 
 def tiny():
