@@ -317,7 +317,7 @@ def _bench(args):
     if args.warmup < 0:
         raise EstuaryError(f"--warmup must be 0 or more, got {args.warmup}")
     given = _parse_inputs(args.input)
-    model = _load(args)
+    model = _load(args).function(args.function)
     feeds = {**_random_inputs(model), **given}
     model.run(feeds)  # checks the inputs before timing anything
     for _ in range(args.warmup):
@@ -419,6 +419,8 @@ def build_parser():
                        "(default: the --device's, else llvm-cpu)")
         s.add_argument("--format", choices=FORMATS, help="for a model: its format, when the content does not tell")
         s.add_argument("--no-cache", action="store_true", help="for a model: compile without the compile cache")
+        s.add_argument("--function", help="the function to run (multifunction Core ML models; default: the "
+                                          "model's default function)")
         shape_option(s)
 
     s = command("import", help="import a model and print its nn MLIR")
@@ -451,8 +453,6 @@ def build_parser():
     load_options(s, "what to run")
     s.add_argument("--random-inputs", action="store_true", help="fill inputs not given with random data")
     s.add_argument("--output-dir", help="write each output as NAME.npy here")
-    s.add_argument("--function", help="the function to run (multifunction Core ML models; default: the "
-                                      "model's default function)")
     s.set_defaults(fn=_run)
 
     s = command("info", help="show a model's or .vmfb's metadata, functions, inputs, outputs, states and ops "

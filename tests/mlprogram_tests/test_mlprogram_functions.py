@@ -1,6 +1,7 @@
 """iOS18 multifunction models (ct.utils.save_multifunction): every function compiles into one
 artefact, `run(feed, function=)` and `estuary run --function` pick one, against torch on CPU; the
 model's metadata, functions and states in `estuary info`."""
+import json
 import os
 
 import numpy as np
@@ -108,6 +109,8 @@ def test_cli_function_and_info(multifunction, tmp_path, capsys):
     np.testing.assert_allclose(np.load(out / name), want, rtol=1e-5, atol=1e-5)
     assert cli_main(["run", vmfb, "--function", "nope", "--random-inputs"]) != 0
     capsys.readouterr()
+    assert cli_main(["bench", vmfb, "--function", "features", "--iterations", "2", "--warmup", "0", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["random_inputs"] == ["image", "scale"]
     assert cli_main(["info", vmfb]) == 0
     text = capsys.readouterr().out
     for line in ("author: Estuary tests", "short description: two functions", "version: 1.2",
