@@ -10,6 +10,8 @@ from estuary.passes.lowering import nn_ops
 
 # Folding materializes results in the module: bound their size.
 FOLD_LIMIT = 1 << 22
+# 8-bit integer constants of at least this many elements stay narrow when cast (_widens_integers)
+NARROW_MIN = 1024
 
 
 def _unused(op):
@@ -51,9 +53,20 @@ def _constant_array(value):
     return graph.constant_value(owner.operation.attributes["value"])
 
 
+def _widens_integers(op):
+    """A cast widening a large 8-bit integer constant: a compressed weight's dequantization
+    (int8 / uint8 data, or palette indices before their gather). Left unfolded so that the
+    artefact stores the narrow data (docs/mlprogram.md, compressed weights)."""
+    if op.name != "nn.cast":
+        return False
+    src, dst = TensorSpec.of_type(op.operands[0].type), TensorSpec.of_type(op.results[0].type)
+    return src.dtype in ("int8", "uint8") and src.size >= NARROW_MIN and \
+        np.dtype(dtypes.to_numpy(dst.dtype)).itemsize > 1
+
+
 def _fold(op, opdef):
     """Result arrays of `op` computed by its numpy reference, or None if it cannot fold."""
-    if opdef is None or opdef.reference is None or opdef.name == "constant":
+    if opdef is None or opdef.reference is None or opdef.name == "constant" or _widens_integers(op):
         return None
     out_specs = [TensorSpec.of_type(r.type) for r in op.results]
     if sum(s.size for s in out_specs) > FOLD_LIMIT:
@@ -86,9 +99,14 @@ def _fold(op, opdef):
 
 @register("nn-fold-constants")
 def fold_constants(nn, options):
-    """Evaluate nn ops whose operands are all constants with their numpy reference."""
+    """Evaluate nn ops whose operands are all constants with their numpy reference. Returns
+    {"narrow_weights": n} when n widening casts of integer constants were kept (compressed
+    weights: the compiler then expands them once at load, compiler.NARROW_WEIGHT_FLAGS)."""
+    narrow = 0
     for op in nn_ops(nn.module.operation):
         opdef = core.get(op.name)
+        if _widens_integers(op) and _constant_array(op.operands[0]) is not None:
+            narrow += 1
         arrays = _fold(op, opdef)
         if arrays is None:
             continue
@@ -101,3 +119,4 @@ def fold_constants(nn, options):
                 old.replace_all_uses_with(new.result)
         op.erase()
     dce(nn, options)
+    return {"narrow_weights": narrow} if narrow else None

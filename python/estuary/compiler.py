@@ -70,6 +70,13 @@ def compile_nn(nn: Any, options: CompileOptions | None = None, *, progress: Prog
     return Artifact(vmfb, options.target, nn.signature(), timings, stats)
 
 
+# Compressed weights (int8 / uint8 constants widened by a cast, kept by nn-fold-constants): IREE
+# hoists their expansion (and its data-tiling pack) into an initializer that runs once at load
+# instead of evaluating it at compile time, so the artefact stores the narrow data and runs at
+# the speed of float weights (docs/mlprogram.md, compressed weights).
+NARROW_WEIGHT_FLAGS = ["--iree-opt-const-eval=false", "--iree-opt-const-expr-max-size-increase-threshold=1099511627776"]
+
+
 def lower_nn(nn: Any, options: CompileOptions, *, progress: Progress = False,
              timings: dict[str, float] | None = None) -> tuple[list[str], dict[str, Any]]:
     """Everything of a compile before IREE: passes, lowering, output storage and signature (in
@@ -87,6 +94,8 @@ def lower_nn(nn: Any, options: CompileOptions, *, progress: Progress = False,
     if timings is not None:
         timings["lower_s"] = time.perf_counter() - t0
     flags = list(target.flags(options, keep_f64=bool(results.get("keep_f64"))))
+    if results.get("narrow_weights"):
+        flags += NARROW_WEIGHT_FLAGS
     nn.target = options.target
     if target.output_storage:
         abi.output_storage(nn)

@@ -3,8 +3,9 @@ constexpr_affine_dequantize, constexpr_lut_to_dense (iOS16 packed and iOS18 bloc
 palettes), constexpr_sparse_to_dense (iOS16 packed bit mask and iOS18 uint1 mask),
 constexpr_blockwise_shift_scale, constexpr_lut_to_sparse, constexpr_sparse_blockwise_shift_scale.
 
-The results are float arrays that become ordinary nn constants where an op uses them (keeping
-the compressed form in the artefact is left for later: docs/mlprogram.md).
+The results are float arrays that become ordinary nn constants where an op uses them, except
+8-bit-or-narrower quantized and palettized weights of matmul-like ops, which stay compressed in
+the artefact (compressed.py).
 """
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from estuary.importers.mlprogram.ops import OPS
+from estuary.importers.mlprogram.ops import OPS, compressed
 from estuary.importers.mlprogram.values import DTYPE_NAMES, numpy_dtype
 
 
@@ -59,6 +60,9 @@ def convert_affine_dequantize(c: Any, op: Any) -> Any:
     for name, p in (("zero_point", zp), ("scale", scale)):
         c.check(p.size == 1 or (p.ndim == 1 and p.size == q.shape[axis]),
                 f"{name} has {p.size} values; expected 1 or {q.shape[axis]} (axis {axis})")
+    if q.dtype in compressed.NARROW and compressed.feeds_weights_only(c, op):
+        return compressed.shift_scale(c, q, compressed.per_axis(scale, axis, q.ndim, q.shape[axis]),
+                                      compressed.per_axis(zp, axis, q.ndim, q.shape[axis]))
     out = (q.astype(np.float32) - _along(zp, axis, q.ndim).astype(np.float32)) * _along(scale, axis, q.ndim)
     return out.astype(scale.dtype)
 
@@ -115,7 +119,16 @@ def convert_lut_to_dense(c: Any, op: Any) -> Any:
         c.check(lut.ndim == 1 and lut.size == 1 << nbits and nbits in (1, 2, 4, 6, 8),
                 f"lut must hold 2, 4, 16, 64 or 256 values, has {lut.size}")
         idx = _unpack(indices, nbits, int(np.prod(shape)))
+        if nbits <= 8 and compressed.feeds_weights_only(c, op):
+            return compressed.palette(c, idx.reshape(shape), lut.reshape([1] * len(shape) + [lut.size, 1]))
         return lut[idx].reshape(shape)
+    if lut.ndim == indices.ndim + 2 and lut.shape[-1] == 1 and lut.shape[-2] <= 256 \
+            and compressed.feeds_weights_only(c, op):
+        _blocks(c, indices.shape, lut.shape[:indices.ndim], "lut")
+        c.check(int(indices.max(initial=0)) < lut.shape[-2], "an index is past the end of the palette")
+        kept = compressed.palette(c, indices, lut)
+        if kept is not None:
+            return kept
     return lut_dense(c, indices, lut, c.scalar(op, "vector_axis", None))
 
 
@@ -150,7 +163,13 @@ def shift_scale(c: Any, data: np.ndarray, scale: np.ndarray, offset: Any) -> np.
 
 @OPS.op("constexpr_blockwise_shift_scale", since=18)
 def convert_blockwise_shift_scale(c: Any, op: Any) -> Any:
-    return shift_scale(c, np.asarray(c.val(op, "data")), np.asarray(c.val(op, "scale")), c.val(op, "offset", None))
+    data, scale, offset = np.asarray(c.val(op, "data")), np.asarray(c.val(op, "scale")), c.val(op, "offset", None)
+    if data.dtype in compressed.NARROW and compressed.feeds_weights_only(c, op):
+        _blocks(c, data.shape, scale.shape, "scale")
+        if offset is not None:
+            _blocks(c, data.shape, np.shape(offset), "offset")
+        return compressed.shift_scale(c, data, scale, offset)
+    return shift_scale(c, data, scale, offset)
 
 
 @OPS.op("constexpr_lut_to_sparse", since=18)
