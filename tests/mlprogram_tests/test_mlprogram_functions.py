@@ -187,3 +187,18 @@ def test_state_shared_between_functions(tmp_path):
     np.testing.assert_array_equal(state.read("acc"), (3 * x).astype(np.float16))
     other = model.make_state("scale")  # a second, independent state: still zeros
     np.testing.assert_array_equal(model.run({"x": x}, state=other, function="scale")["value"], 0 * x)
+
+
+@pytest.mark.parametrize("extra, message", [
+    ({"states": [["k", [2, -1], "float16"]]}, "state 0 'k': shape"),
+    ({"functions": {"f": {"inputs": [], "outputs": []}}}, "function 'f' has no entry point"),
+    ({"functions": {"f": {"entry": "fn1", "inputs": [["x", [2], "float99"]], "outputs": []}}}, "unknown dtype"),
+    ({"metadata": {"author": 3}}, "metadata is not an object of strings"),
+])
+def test_signature_schema(extra, message):
+    """The artefact's signature is checked before the runtime relies on its states, functions
+    and metadata (a damaged or forged .vmfb gives a clear error)."""
+    from estuary.integrity import IntegrityError, check_signature
+
+    with pytest.raises(IntegrityError, match=message):
+        check_signature({"inputs": [], "outputs": [], **extra})
