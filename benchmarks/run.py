@@ -93,7 +93,11 @@ def emit(model, name, fmt, workdir):
 
 
 def bench_model(name, workdir, iterations, optimize=True, flags=(), threads=None, cpu_flags=None, fmt="webnn",
-                precision="fp32"):
+                precision="fp32", runs=1):
+    """The row of one model: compiled once, then `runs` measurements of alternating blocks on
+    `threads` workers (None: each runtime's default; IREE fixes a process's CPU worker count at
+    the first load). The row's times are the median over the runs of each run's median (and the
+    minimum over all)."""
     import onnxruntime as ort
 
     import estuary
@@ -102,29 +106,37 @@ def bench_model(name, workdir, iterations, optimize=True, flags=(), threads=None
     model_path = emit(model, name, fmt, workdir)
     vmfb = os.path.join(workdir, f"{name}.{fmt}.vmfb")
     stats = compile_child(model_path, vmfb, optimize, flags, cpu_flags, precision)
-    est = estuary.load(vmfb, threads=threads)
-    opts = ort.SessionOptions()
-    if threads:
-        opts.intra_op_num_threads = threads
-    sess = ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
     out_name = model.graph.output[0].name
-    ref = sess.run([out_name], feeds)[0]
-    got = est.run(feeds)[out_name]
-    err = float(np.max(np.abs(got - ref)) / max(1e-6, float(np.max(np.abs(ref)))))
-    # alternate the two runtimes in short blocks so both see the same machine state (this shared
-    # VM has bursts of noise lasting seconds)
-    est_t, ort_t = [], []
-    rounds = max(1, min(ROUNDS, iterations))
-    for _ in range(rounds):
-        est_t += time_runs(lambda: est.run(feeds), max(1, iterations // rounds))
-        ort_t += time_runs(lambda: sess.run([out_name], feeds), max(1, iterations // rounds))
-    e_med, e_min = float(np.median(est_t)), min(est_t)
-    o_med, o_min = float(np.median(ort_t)), min(ort_t)
-    est.close()
-    return {"model": name, "format": fmt, "estuary_ms": e_med, "estuary_min_ms": e_min, "ort_ms": o_med,
-            "ort_min_ms": o_min, "ratio": e_med / o_med, "ratio_min": e_min / o_min, "gflops": flops / (e_med * 1e-3) / 1e9,
-            "compile_s": stats["compile_s"], "rss_mb": stats["rss_mb"], "vmfb_kb": os.path.getsize(vmfb) / 1024,
-            "rel_err": err}
+    rows = []
+    for count in [threads]:
+        est = estuary.load(vmfb, threads=count)
+        opts = ort.SessionOptions()
+        if count:
+            opts.intra_op_num_threads = count
+        sess = ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+        ref = sess.run([out_name], feeds)[0]
+        got = est.run(feeds)[out_name]
+        err = float(np.max(np.abs(got - ref)) / max(1e-6, float(np.max(np.abs(ref)))))
+        # alternate the two runtimes in short blocks so both see the same machine state (this
+        # shared VM has bursts of noise lasting seconds)
+        e_runs, o_runs, e_min, o_min = [], [], float("inf"), float("inf")
+        for _ in range(runs):
+            est_t, ort_t = [], []
+            rounds = max(1, min(ROUNDS, iterations))
+            for _ in range(rounds):
+                est_t += time_runs(lambda: est.run(feeds), max(1, iterations // rounds))
+                ort_t += time_runs(lambda: sess.run([out_name], feeds), max(1, iterations // rounds))
+            e_runs.append(float(np.median(est_t)))
+            o_runs.append(float(np.median(ort_t)))
+            e_min, o_min = min(e_min, min(est_t)), min(o_min, min(ort_t))
+        est.close()
+        e_med, o_med = float(np.median(e_runs)), float(np.median(o_runs))
+        rows.append({"model": name, "format": fmt, "threads": count, "estuary_ms": e_med, "estuary_min_ms": e_min,
+                     "ort_ms": o_med, "ort_min_ms": o_min, "ratio": e_med / o_med, "ratio_min": e_min / o_min,
+                     "run_ratios": [round(e / o, 3) for e, o in zip(e_runs, o_runs)],
+                     "gflops": flops / (e_med * 1e-3) / 1e9, "compile_s": stats["compile_s"],
+                     "rss_mb": stats["rss_mb"], "vmfb_kb": os.path.getsize(vmfb) / 1024, "rel_err": err})
+    return rows
 
 
 def machine():
@@ -150,23 +162,32 @@ def geomean(values):
 
 
 def table(rows):
-    """The markdown table; one form: a line naming it above; several: a `format` column."""
+    """The markdown table; one form: a line naming it above; several: a `format` column; thread
+    counts given: a `threads` column and a geometric mean per count."""
     formats = list(dict.fromkeys(r["format"] for r in rows))
-    multi = len(formats) > 1
-    head = ("| model |" + (" format |" if multi else "") + " Estuary median (min) ms | onnxruntime median (min) ms "
-            "| ratio (of minima) | GFLOP/s | compile s | peak compile RSS MB | .vmfb KB | max rel. err |")
+    counts = list(dict.fromkeys(r.get("threads") for r in rows))
+    multi, threaded = len(formats) > 1, counts != [None]
+    head = ("| model |" + (" format |" if multi else "") + (" threads |" if threaded else "") +
+            " Estuary median (min) ms | onnxruntime median (min) ms | ratio (of minima) | runs' ratios | GFLOP/s "
+            "| compile s | peak compile RSS MB | .vmfb KB | max rel. err |")
     lines = [] if multi else [f"Estuary compiled the {formats[0]} form\n"]
-    lines += [head, "|" + "---|" * (10 if multi else 9)]
+    lines += [head, "|" + "---|" * (10 + multi + threaded)]
     for r in rows:
         lines.append(f"| {r['model']} |" + (f" {r['format']} |" if multi else "") +
+                     (f" {r.get('threads')} |" if threaded else "") +
                      f" {r['estuary_ms']:.2f} ({r['estuary_min_ms']:.2f}) | {r['ort_ms']:.2f} "
-                     f"({r['ort_min_ms']:.2f}) | {r['ratio']:.2f} ({r['ratio_min']:.2f}) | {r['gflops']:.1f} | {r['compile_s']:.1f} | "
-                     f"{r['rss_mb']:.0f} | {r['vmfb_kb']:.0f} | {r['rel_err']:.1e} |")
-    lines.append(f"\ngeometric-mean latency ratio Estuary/onnxruntime: {geomean([r['ratio'] for r in rows]):.2f} "
-                 f"(of minima: {geomean([r['ratio_min'] for r in rows]):.2f})")
-    if multi:
-        lines += [f"  {f}: {geomean([r['ratio'] for r in rows if r['format'] == f]):.2f} "
-                  f"({geomean([r['ratio_min'] for r in rows if r['format'] == f]):.2f})" for f in formats]
+                     f"({r['ort_min_ms']:.2f}) | {r['ratio']:.2f} ({r['ratio_min']:.2f}) | "
+                     f"{' '.join(f'{x:.2f}' for x in r.get('run_ratios', []))} | {r['gflops']:.1f} | "
+                     f"{r['compile_s']:.1f} | {r['rss_mb']:.0f} | {r['vmfb_kb']:.0f} | {r['rel_err']:.1e} |")
+    lines.append("")
+    for f in formats:
+        for c in counts:
+            group = [r for r in rows if r["format"] == f and r.get("threads") == c]
+            if group:
+                lines.append(f"geometric-mean latency ratio Estuary/onnxruntime ({f}"
+                             + (f", {c} thread(s)" if threaded else "") + f"): {geomean([r['ratio'] for r in group]):.2f} "
+                             f"(of minima: {geomean([r['ratio_min'] for r in group]):.2f}); largest "
+                             f"{max(r['ratio'] for r in group):.2f}")
     return "\n".join(lines)
 
 
@@ -180,24 +201,32 @@ def main(argv=None):
     p.add_argument("--cpu-flags", help="replace Estuary's default llvm-cpu flags (space-separated; '' for none)")
     p.add_argument("--threads", type=int, default=None,
                    help="worker threads for both runtimes (default: each runtime's own, all cores)")
+    p.add_argument("--runs", type=int, default=1,
+                   help="measure each model this many times; a row gives the median of the runs' medians")
     p.add_argument("--format", choices=list(FORMATS) + ["all"], default="webnn",
                    help="which converted form Estuary compiles (all: every model in every form)")
     p.add_argument("--precision", default="fp32", choices=["fp32", "bf16", "fp16"],
                    help="Estuary's matmul/convolution input precision (onnxruntime stays float32)")
     args = p.parse_args(argv)
     formats = list(FORMATS) if args.format == "all" else [args.format]
+    threads = args.threads
+    if args.runs < 1 or (threads is not None and threads < 1):
+        p.error("--runs and --threads must be at least 1")
     tolerance = 1e-3 if args.precision == "fp32" else 3e-2  # relative to the largest output
     rows = []
     with tempfile.TemporaryDirectory() as work:
         for name, fmt in [(n, f) for n in args.models.split(",") for f in formats]:
-            rows.append(bench_model(name, work, args.iterations, not args.no_optimize, args.flag, args.threads,
-                                   None if args.cpu_flags is None else args.cpu_flags.split(), fmt, args.precision))
-            r = rows[-1]
-            print(f"{name} ({fmt}): estuary {r['estuary_ms']:.2f} ms, onnxruntime {r['ort_ms']:.2f} ms "
-                  f"(x{r['ratio']:.2f}), max rel. err {r['rel_err']:.1e}", file=sys.stderr, flush=True)
-            if r["rel_err"] > tolerance:
-                print(f"warning: {name} ({fmt}) outputs differ from onnxruntime (max rel. err {r['rel_err']:.1e})",
-                      file=sys.stderr)
+            new = bench_model(name, work, args.iterations, not args.no_optimize, args.flag, threads,
+                              None if args.cpu_flags is None else args.cpu_flags.split(), fmt, args.precision,
+                              args.runs)
+            rows += new
+            for r in new:
+                print(f"{name} ({fmt}, threads {r['threads'] or 'default'}): estuary {r['estuary_ms']:.2f} ms, "
+                      f"onnxruntime {r['ort_ms']:.2f} ms (x{r['ratio']:.2f}; runs {r['run_ratios']}), "
+                      f"max rel. err {r['rel_err']:.1e}", file=sys.stderr, flush=True)
+                if r["rel_err"] > tolerance:
+                    print(f"warning: {name} ({fmt}) outputs differ from onnxruntime (max rel. err "
+                          f"{r['rel_err']:.1e})", file=sys.stderr)
     where = machine()
     for r in rows:
         r["machine"] = where

@@ -22,3 +22,16 @@ def test_benchmark_tiny(tmp_path, fmt):
     rows = json.loads(out.read_text())
     assert rows[0]["format"] == fmt
     assert rows[0]["rel_err"] < 1e-3  # Estuary and onnxruntime agree on the same inputs
+
+
+
+def test_benchmark_threads_and_runs(tmp_path):
+    """One compile measured `--runs` times on the given thread count; the row keeps each run's ratio."""
+    out = tmp_path / "rows.json"
+    r = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "run.py"), "--models", "tiny",
+                        "--iterations", "2", "--threads", "1", "--runs", "3", "--json", str(out)],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    rows = json.loads(out.read_text())
+    assert rows[0]["threads"] == 1 and len(rows[0]["run_ratios"]) == 3
+    assert "(webnn, 1 thread(s))" in r.stdout and "| threads |" in r.stdout
