@@ -233,6 +233,7 @@ class Model:
         self.inputs: list[TensorInfo] = [(n, tuple(s), d) for n, s, d in sig["inputs"]]
         self.outputs: list[TensorInfo] = [(n, tuple(s), d) for n, s, d in sig["outputs"]]
         self.states: list[TensorInfo] = [(n, tuple(s), d) for n, s, d in sig.get("states", [])]
+        self._labels, self._label_outputs = sig.get("class_labels"), sig.get("label_outputs", [])
         # `run` calls the VM function directly: iree.runtime's generic invoker adds a per-call cost
         self._vm_fn = self._vm_module.lookup_function(entry)
         if self._vm_fn is None:
@@ -485,11 +486,11 @@ class Model:
 
     def _with_labels(self, out: dict[str, Array]) -> dict[str, Array]:
         """Classifiers (signature "class_labels"): map the class-index outputs to their labels."""
-        labels = self.signature.get("class_labels")
+        labels = self._labels
         if not labels:
             return out
         table = np.asarray(labels, dtype=np.int64 if isinstance(labels[0], int) else None)
-        for name in self.signature.get("label_outputs", []):
+        for name in self._label_outputs:
             if name in out:
                 out[name] = table[out[name].astype(np.int64)]
         return out

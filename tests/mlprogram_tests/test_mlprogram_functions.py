@@ -202,3 +202,35 @@ def test_signature_schema(extra, message):
 
     with pytest.raises(IntegrityError, match=message):
         check_signature({"inputs": [], "outputs": [], **extra})
+
+
+def test_classifier_function(tmp_path):
+    """A classifier that is not the default function still maps its class index to the label."""
+    import coremltools as ct
+    from coremltools.converters.mil import Builder as mb
+
+    torch.manual_seed(0)
+    head = torch.nn.Sequential(torch.nn.Linear(6, 3), torch.nn.Softmax(-1)).eval()
+    ml = ct.convert(torch.jit.trace(head, torch.zeros(1, 6)), inputs=[ct.TensorType(name="x", shape=(1, 6))],
+                    convert_to="mlprogram", minimum_deployment_target=ct.target.iOS18,
+                    compute_precision=ct.precision.FLOAT32, classifier_config=ct.ClassifierConfig(["cat", "dog", "eel"]))
+    ml.save(str(tmp_path / "cls.mlpackage"))
+
+    @mb.program(input_specs=[mb.TensorSpec(shape=(4,))], opset_version=ct.target.iOS18)
+    def relu(a):
+        return mb.relu(x=a, name="r")
+
+    ct.convert(relu, convert_to="mlprogram", minimum_deployment_target=ct.target.iOS18).save(
+        str(tmp_path / "relu.mlpackage"))
+    desc = ct.utils.MultiFunctionDescriptor()
+    desc.add_function(str(tmp_path / "cls.mlpackage"), src_function_name="main", target_function_name="cls")
+    desc.add_function(str(tmp_path / "relu.mlpackage"), src_function_name="main", target_function_name="relu")
+    desc.default_function_name = "relu"
+    ct.utils.save_multifunction(desc, str(tmp_path / "both.mlpackage"))
+    model = estuary.load(estuary.compile(str(tmp_path / "both.mlpackage")))
+    x = np.random.default_rng(0).standard_normal((1, 6)).astype(np.float32)
+    with torch.no_grad():
+        probs = head(torch.from_numpy(x)).numpy()[0]
+    out = model.run({"x": x}, function="cls")
+    np.testing.assert_allclose(out["classLabel_probs"], probs, rtol=1e-5, atol=1e-6)
+    assert list(out["classLabel"]) == [["cat", "dog", "eel"][int(np.argmax(probs))]]
