@@ -7,6 +7,7 @@ zero-stuffed, re-padded input with the spatially flipped, channel-swapped filter
 import numpy as np
 from iree.compiler import ir
 from iree.compiler.dialects import arith, linalg, tensor, tosa
+from iree.compiler.dialects import math as mathd
 
 from estuary.dialects.ops.convolution import TO_IOHW, TO_OIHW
 from estuary.passes.lowering import common as C
@@ -225,9 +226,12 @@ def lower_conv_transpose2d(n):
     end_h = oh - 1 + (kh - 1) * dh + 1 - hs - begin_h
     end_w = ow - 1 + (kw - 1) * dw + 1 - ws - begin_w
     stuffed = _pad_and_crop(stuffed, [begin_h, end_h, begin_w, end_w], dtype)
-    if _accumulate_f64(n, stuffed, w_conv, groups):
-        y = _conv_f64(stuffed, w_conv, bias, groups, [dh, dw])
-        n.run.results["keep_f64"] = True  # IREE would demote the float64 accumulator to float32
+    if _accumulate_exactly(n, stuffed, w_conv):
+        if n.options.gpu:
+            y = _conv_compensated(stuffed, w_conv, bias, groups, [dh, dw])
+        else:
+            y = _conv_f64(stuffed, w_conv, bias, groups, [dh, dw])
+            n.run.results["keep_f64"] = True  # IREE would demote the float64 accumulator to float32
         return _from_nhwc(_narrow(y, n.out.dtype), a["input_layout"])
     transposed = _transposed_later(n.op.operation)
     y = grouped_conv_nhwc(stuffed, w_conv, bias, groups, [0, 0, 0, 0], [1, 1], [dh, dw], dtype,
@@ -236,16 +240,17 @@ def lower_conv_transpose2d(n):
     return _from_nhwc(_narrow(y, n.out.dtype), a["input_layout"])
 
 
-# Transposed convolutions up to this many multiply-adds (zero-stuffed) accumulate in float64 on the CPU
-F64_CONV_TRANSPOSE_MACS = 1 << 16  # IREE runs the mixed-type conv unvectorized: keep it small
+# Transposed convolutions up to this many multiply-adds (zero-stuffed) accumulate exactly: in
+# float64 on the CPU, in compensated float32 on GPUs
+F64_CONV_TRANSPOSE_MACS = 1 << 16  # IREE runs these convs unvectorized: keep them small
 
 
-def _accumulate_f64(n, x, w_oihw, groups):
-    """Whether a float transposed convolution accumulates in float64: on the CPU (Vulkan devices need
-    not have float64) and when small. Its zero-stuffed sums cancel often (overlapping taps of
-    mixed sign), where float32 accumulation in any order can miss by far more than the WebNN
-    conformance budget (2 ULP per term)."""
-    if n.options.gpu or n.out.dtype not in ("float32", "float16"):
+def _accumulate_exactly(n, x, w_oihw):
+    """Whether a float transposed convolution accumulates with one final rounding (when small).
+    Its zero-stuffed sums cancel often (overlapping taps of mixed sign), where float32
+    accumulation in any order can miss by far more than the WebNN conformance budget (2 ULP per
+    term)."""
+    if n.out.dtype not in ("float32", "float16"):
         return False
     nb, h, wd, _ = C.shape_of(x)
     o, i, kh, kw = C.shape_of(w_oihw)
@@ -272,6 +277,66 @@ def _conv_f64(x, w_oihw, bias, groups, dilations):
         return C.elementwise([nb, oh, ow, o], f32, [y], lambda v: arith.truncf(f32, v))
     b = C.reshape(bias, [1, 1, 1, o])
     return C.elementwise([nb, oh, ow, o], f32, [y, b], lambda v, bv: arith.truncf(f32, arith.addf(v, arith.extf(f64, bv))))
+
+
+def _conv_compensated(x, w_oihw, bias, groups, dilations):
+    """_conv_f64 without float64 (optional on Vulkan devices): each product's rounding error
+    (fma) and each sum's (TwoSum) gather in a second float32 accumulator, added to the sum at the
+    end: about twice float32's precision, one final rounding. The bias starts the sum."""
+    f32 = _f32()
+    nb, h, wd, c = C.shape_of(x)
+    o, i, kh, kw = C.shape_of(w_oihw)
+    oh, ow = h - (kh - 1) * dilations[0], wd - (kw - 1) * dilations[1]
+    og = o // groups
+    d = [ir.AffineDimExpr.get(k) for k in range(7)]  # n, oh, ow, o, kh, kw, i
+
+    def shifted(out_dim, tap, dilation):
+        return ir.AffineAddExpr.get(out_dim, ir.AffineMulExpr.get(tap, ir.AffineConstantExpr.get(dilation)))
+
+    maps = [[d[0], shifted(d[1], d[4], dilations[0]), shifted(d[2], d[5], dilations[1]), d[6]],
+            [d[3], d[4], d[5], d[6]], [d[0], d[1], d[2], d[3]], [d[0], d[1], d[2], d[3]]]
+    iters = [C.PARALLEL] * 4 + [C.REDUCTION] * 3
+    outs = []
+    for g in range(groups):
+        xg = x if groups == 1 else C.slice_(x, [0, 0, 0, g * i], [nb, h, wd, i])
+        wg = w_oihw if groups == 1 else C.slice_(w_oihw, [g * og, 0, 0, 0], [og, i, kh, kw])
+        shape = [nb, oh, ow, og]
+        zeros = linalg.fill(arith.constant(f32, 0.0), outs=[tensor.empty(shape, f32)])
+        if bias is None:
+            start = zeros
+        else:
+            bg = C.reshape(bias if groups == 1 else C.slice_(bias, [g * og], [og]), [1, 1, 1, og])
+            start = C.elementwise(shape, f32, [bg], lambda v: v)
+        op = linalg.GenericOp([C.tensor_type(shape, f32)] * 2, [xg, C.transpose(wg, [0, 2, 3, 1])], [start, zeros],
+                              ir.ArrayAttr.get([ir.AffineMapAttr.get(ir.AffineMap.get(7, 0, m)) for m in maps]),
+                              ir.ArrayAttr.get([ir.Attribute.parse(k) for k in iters]))
+        block = op.regions[0].blocks.append(f32, f32, f32, f32)
+        with ir.InsertionPoint(block):
+            a, b, hi, lo = block.arguments
+            p = arith.mulf(a, b)
+            p_err = _product_error(a, b, p)
+            s = arith.addf(hi, p)
+            b_virtual = arith.subf(s, hi)  # TwoSum: hi + p = s + s_err exactly
+            s_err = arith.addf(arith.subf(hi, arith.subf(s, b_virtual)), arith.subf(p, b_virtual))
+            linalg.YieldOp([s, arith.addf(lo, arith.addf(s_err, p_err))])
+        outs.append(C.elementwise(shape, f32, list(op.results), lambda v, e: arith.addf(v, e)))
+    return outs[0] if groups == 1 else C.concat(outs, 3)
+
+
+def _split(v):
+    """Veltkamp's split of a float32 into two halves of 12 significant bits (hi + lo = v). The
+    scaling is an fma with +0 (4097 v rounded) so that no compiler contracts it with c - v."""
+    c = mathd.fma(arith.constant(_f32(), 4097.0), v, arith.constant(_f32(), 0.0))
+    hi = arith.subf(c, arith.subf(c, v))
+    return hi, arith.subf(v, hi)
+
+
+def _product_error(a, b, p):
+    """a*b - p exactly for p = fl(a*b) (Dekker's TwoProduct): Vulkan's Fma need not be fused."""
+    ah, al = _split(a)
+    bh, bl = _split(b)
+    e = arith.addf(arith.subf(arith.mulf(ah, bh), p), arith.mulf(ah, bl))
+    return arith.addf(arith.addf(e, arith.mulf(al, bh)), arith.mulf(al, bl))
 
 
 def _pad_and_crop(x, pads, dtype):

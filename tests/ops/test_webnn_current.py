@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from onnx import helper
 
-from helpers import assert_exact, assert_ulp, graph, op, run_graph, run_onnx
+from helpers import ON_GPU, assert_exact, assert_ulp, graph, op, run_graph, run_onnx
 
 N = helper.make_node
 
@@ -212,12 +212,13 @@ def test_quantize_float16(rng):
     _quant_case(x, scale, zp, scale.reshape(3), zp.reshape(3), axis=0)
 
 
-@pytest.mark.cpu_only("float64 accumulation is the CPU form")
-@pytest.mark.parametrize("case", range(6))
+@pytest.mark.parametrize("case", [0, pytest.param(1, marks=pytest.mark.xfail(
+    ON_GPU, strict=True, reason="lavapipe: one element 80 ULP off (budget 36) despite the compensated sum")), 2, 3, 4, 5])
 def test_conv_transpose2d_within_ulp_budget(case, rng):
     """Small transposed convolutions of mixed-sign data, whose overlapping taps nearly cancel, stay
     within WebNN's conformance budget (2 ULP per accumulated term) of float64 torch; the float32
-    zero-stuffed sum missed it by up to 228 ULP here."""
+    zero-stuffed sum missed it by up to 228 ULP here (814 on Vulkan). The CPU accumulates in
+    float64, GPUs in compensated float32."""
     import torch
 
     c, o, k = [(1, 1, 3), (2, 3, 3), (1, 1, 2), (3, 2, 3), (2, 2, 3), (1, 2, 2)][case]
