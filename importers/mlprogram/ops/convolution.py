@@ -1,5 +1,6 @@
-"""MIL conv and conv_transpose (1-D as 2-D with a unit height; pad_type valid, same, same_lower,
-custom; groups; dilations; conv_transpose's output_shape)."""
+"""MIL conv and conv_transpose (1-D as 2-D with a unit height; 3-D conv as a sum of 2-D
+convolutions over the kernel's depth; pad_type valid, same, same_lower, custom; groups;
+dilations; conv_transpose's output_shape)."""
 from __future__ import annotations
 
 from typing import Any
@@ -41,7 +42,7 @@ def spatial_params(c: Any, op: Any, sizes: list[int], kernel: list[int], transpo
 
 def _as_2d(c: Any, x: Any, w: Any) -> tuple[Any, Any, int]:
     rank = len(shape_of(c, x))
-    c.check(rank in (3, 4), f"only 1-D and 2-D convolutions are supported (x has rank {rank})")
+    c.check(rank in (3, 4), f"only 1-D and 2-D inputs (rank 3 or 4) are supported here; x has rank {rank}")
     if rank == 3:
         xs, ws = shape_of(c, x), shape_of(c, w)
         x = c.reshape(x, xs[:2] + [1, xs[2]])
@@ -78,6 +79,8 @@ def convert_conv_quantized(c: Any, op: Any) -> Any:
 
 
 def conv(c: Any, op: Any, x: Any, w: Any) -> Any:
+    if len(shape_of(c, x)) == 5:
+        return conv3d(c, op, x, w)
     x2, w2, rank = _as_2d(c, x, w)
     n, cin, h, wd = shape_of(c, x2)
     cout, kc, kh, kw = shape_of(c, w2)
@@ -119,3 +122,34 @@ def convert_conv_transpose(c: Any, op: Any) -> Any:
         s = shape_of(c, y)
         y = c.reshape(y, [s[0], s[1], s[3]])
     return y
+
+
+def conv3d(c: Any, op: Any, x: Any, w: Any) -> Any:
+    """x [N, C, D, H, W], weight [O, C / groups, KD, KH, KW]: the depth axis (padded) joins the
+    batch, each kernel depth kd is a 2-D convolution of every depth, and output depth o sums
+    kd's result at depth o * stride + kd * dilation."""
+    n, cin, d, h, wd = shape_of(c, x)
+    cout, kc, kd, kh, kw = shape_of(c, w)
+    groups = int(c.scalar(op, "groups", 1))
+    c.check(groups >= 1 and kc * groups == cin, f"weight has {kc} input channels x {groups} groups for {cin}")
+    strides, dilations, pairs = spatial_params(c, op, [d, h, wd], [kd, kh, kw])
+    if any(pairs[0]):
+        x = c.op("pad", [x], beginning_padding=[0, 0, pairs[0][0], 0, 0], ending_padding=[0, 0, pairs[0][1], 0, 0],
+                 mode="constant", value=0.0)
+    dp = d + pairs[0][0] + pairs[0][1]
+    out_d = (dp - (kd - 1) * dilations[0] - 1) // strides[0] + 1
+    c.check(out_d >= 1, f"the kernel depth {kd} (dilation {dilations[0]}) exceeds the padded depth {dp}")
+    planes = c.reshape(c.op("transpose", [x], permutation=[0, 2, 1, 3, 4]), [n * dp, cin, h, wd])
+    padding = [pairs[1][0], pairs[1][1], pairs[2][0], pairs[2][1]]
+    total = None
+    for k in range(kd):
+        wk = c.reshape(c.op("slice", [w], starts=[0, 0, k, 0, 0], sizes=[cout, kc, 1, kh, kw]), [cout, kc, kh, kw])
+        y = c.op("conv2d", [planes, wk], padding=padding, strides=strides[1:], dilations=dilations[1:], groups=groups)
+        _, _, oh, ow = shape_of(c, y)
+        y = c.op("slice", [c.reshape(y, [n, dp, cout, oh, ow])], starts=[0, k * dilations[0], 0, 0, 0],
+                 sizes=[n, (out_d - 1) * strides[0] + 1, cout, oh, ow], strides=[1, strides[0], 1, 1, 1])
+        total = y if total is None else c.op("add", [total, y])
+    bias = _bias(c, op)
+    if bias is not None:
+        total = c.op("add", [total, c.reshape(bias, [1, 1, cout, 1, 1])])
+    return c.op("transpose", [total], permutation=[0, 2, 1, 3, 4])
