@@ -1,6 +1,6 @@
 """The Python API side of overhead.js: the same one-op graph and MobileNet-style classifier
-built with estuary.webnn, timed per compute() call and per Model.run (the compiled model the JS
-worker runs). Usage: python js/webnn/bench/overhead.py [iterations]"""
+built with estuary.webnn, timed per compute() call, per writeTensor + dispatch + readTensor on
+MLTensors (the JS program's sequence), and per Model.run (the compiled model the JS worker runs). Usage: python js/webnn/bench/overhead.py [iterations]"""
 import json
 import sys
 import time
@@ -47,8 +47,16 @@ def bench(ctx, outputs_of, shape, n):
     ctx.compute(graph, {"x": x})  # compiles on first use
     build = (time.perf_counter() - t) * 1e3
     model = graph._model
+    (name, out), = model.run({"x": x}).items()
+    tx = ctx.createTensor({"dataType": "float32", "shape": list(shape), "writable": True})
+    ty = ctx.createTensor({"dataType": "float32", "shape": list(out.shape), "readable": True})
+
+    def tensors() -> None:
+        ctx.writeTensor(tx, x)
+        ctx.dispatch(graph, {"x": tx}, {name: ty})
+        ctx.readTensor(ty)
     return {"build_ms": build, "compute": timed(lambda: ctx.compute(graph, {"x": x}), n),
-            "model_run": timed(lambda: model.run({"x": x}), n)}
+            "mltensor": timed(tensors, n), "model_run": timed(lambda: model.run({"x": x}), n)}
 
 
 ctx = webnn.ML().createContext({})
