@@ -5,7 +5,7 @@
     python benchmarks/run.py --models tiny --iterations 3   # the test suite's smoke run
     python benchmarks/run.py --flag=--iree-llvmcpu-enable-ukernels=none   # try an extra IREE flag
     python benchmarks/run.py --cpu-flags "--iree-opt-level=O3"   # replace the default CPU flags
-    python benchmarks/run.py --threads 1                 # both runtimes on one thread
+    python benchmarks/run.py --threads 1 --runs 3        # both runtimes on one thread (compiled with --workers 1), three runs
     python benchmarks/run.py --format coreml             # compile the Core ML form (webnn, coreml, nnef, mlprogram)
     python benchmarks/run.py --format all                # every model in every form, one row each
     python benchmarks/run.py --models resnet50,mobilenetv2   # two more, beyond the default five
@@ -46,8 +46,10 @@ extra = json.loads(sys.argv[4]) if len(sys.argv) > 4 else []
 if len(sys.argv) > 5:
     import estuary.backends.llvm_cpu
     estuary.backends.llvm_cpu.CPU_FLAGS = json.loads(sys.argv[5])
+workers = os.environ.get("ESTUARY_BENCH_WORKERS")
 art = estuary.compile(sys.argv[1], target="llvm-cpu", optimize=sys.argv[3] == "1", extra_flags=extra,
-                      precision=os.environ.get("ESTUARY_BENCH_PRECISION", "fp32"))
+                      precision=os.environ.get("ESTUARY_BENCH_PRECISION", "fp32"),
+                      workers=int(workers) if workers else None)
 art.save(sys.argv[2])
 # VmHWM is this process's own peak (ru_maxrss would include the parent's, inherited over fork+exec)
 with open("/proc/self/status") as f:
@@ -59,10 +61,13 @@ print(json.dumps({"compile_s": time.perf_counter() - t0,
 """
 
 
-def compile_child(json_path, vmfb_path, optimize=True, flags=(), cpu_flags=None, precision="fp32"):
+def compile_child(json_path, vmfb_path, optimize=True, flags=(), cpu_flags=None, precision="fp32", workers=None):
+    """Compile in a child process (its own compile time and peak RSS); `workers`: the worker count
+    the tile rules plan for (`--workers`; None: the host's cores)."""
     r = subprocess.run([sys.executable, "-c", _CHILD, json_path, vmfb_path, "1" if optimize else "0",
                         json.dumps(list(flags))] + ([] if cpu_flags is None else [json.dumps(cpu_flags)]),
-                       capture_output=True, text=True, env=dict(os.environ, ESTUARY_BENCH_PRECISION=precision))
+                       capture_output=True, text=True, env=dict(os.environ, ESTUARY_BENCH_PRECISION=precision,
+                                                               ESTUARY_BENCH_WORKERS=str(workers or "")))
     if r.returncode != 0:
         raise RuntimeError(f"compile of {json_path} failed:\n{r.stderr[-3000:]}")
     return json.loads(r.stdout.strip().splitlines()[-1])
@@ -105,7 +110,7 @@ def bench_model(name, workdir, iterations, optimize=True, flags=(), threads=None
     model, feeds, flops = models.MODELS_ALL[name]()
     model_path = emit(model, name, fmt, workdir)
     vmfb = os.path.join(workdir, f"{name}.{fmt}.vmfb")
-    stats = compile_child(model_path, vmfb, optimize, flags, cpu_flags, precision)
+    stats = compile_child(model_path, vmfb, optimize, flags, cpu_flags, precision, threads)  # planned for them
     out_name = model.graph.output[0].name
     rows = []
     for count in [threads]:
