@@ -161,7 +161,7 @@ def main(argv=None):
     rng = np.random.default_rng(2026)
     spec, fc = layers(rng), _fc(rng)
     x = rng.integers(0, 256, (args.batch, 224, 224, 3)).astype(np.uint8)
-    art = estuary.compile(nnapi_model(spec, fc, args.batch))
+    art = estuary.compile(nnapi_model(spec, fc, args.batch), workers=args.threads)
     est = estuary.load(art, threads=args.threads)
     name = est.inputs[0][0]
     opts = ort.SessionOptions()
