@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Long fuzzing campaigns over every input format and corrupted artefacts (tests/fuzz/).
 
-    scripts/fuzz_campaign.py --count 4000 --jobs 2 --work /tmp/fuzz [--formats webnn,nnef] [--seed 1] [--full-every 10]
+    scripts/fuzz_campaign.py --count 4000 --jobs 2 --work /tmp/fuzz [--formats webnn,nnef] [--seed 1] [--full-every 10] [--batch 50]
 
 Writes the cases and results.jsonl into --work, keeps the mutants that did not end 'ok' or a
 clean error (with their logs), prints the format x outcome table, and exits 1 when any case
@@ -27,6 +27,8 @@ def main() -> int:
     ap.add_argument("--work", default="fuzz-work", help="folder for seeds, mutants, logs and results")
     ap.add_argument("--full-every", type=int, default=1,
                     help="compile with IREE and run every Nth mutant; the others stop after Estuary's lowering")
+    ap.add_argument("--batch", type=int, default=1,
+                    help="cases each worker process runs in turn (a fork per case costs about 25 ms of CPU)")
     ap.add_argument("--keep", action="store_true", help="keep every mutant, not only the bad ones")
     args = ap.parse_args()
     formats = tuple(f for f in args.formats.split(",") if f)
@@ -35,7 +37,7 @@ def main() -> int:
         ap.error(f"unknown formats {sorted(unknown)}")
     start = time.time()
     results = campaign.run(args.work, formats, args.count, args.seed, args.jobs, args.timeout,
-                           int(args.memory * (1 << 30)), args.keep, max(1, args.full_every))
+                           int(args.memory * (1 << 30)), args.keep, max(1, args.full_every), max(1, args.batch))
     print(campaign.table(results))
     print(f"\n{len(results)} cases in {time.time() - start:.0f} s; results in {args.work}/results.jsonl")
     bad = campaign.bad(results)

@@ -52,7 +52,7 @@ def make_cases(work: Path, formats: tuple[str, ...], count: int, seed: int,
 
 def run(work: str | os.PathLike[str], formats: tuple[str, ...] = seed_models.FORMATS, count: int = 20, seed: int = 0,
         jobs: int = 2, timeout: float = 60.0, memory: int = 6 << 30, keep: bool = False,
-        full_every: int = 1) -> list[dict[str, Any]]:
+        full_every: int = 1, batch: int = 1) -> list[dict[str, Any]]:
     """Generate and run a campaign in folder `work`; returns one result per case. Cases that
     ended 'ok', 'lowered' or 'error' are deleted unless `keep`."""
     work = Path(work)
@@ -63,7 +63,7 @@ def run(work: str | os.PathLike[str], formats: tuple[str, ...] = seed_models.FOR
     results_path.unlink(missing_ok=True)
     env = dict(os.environ, PYTHONWARNINGS="ignore")
     subprocess.run([sys.executable, str(HERE / "runner.py"), str(work / "cases.jsonl"), str(results_path),
-                    "--jobs", str(jobs), "--timeout", str(timeout), "--memory", str(memory)],
+                    "--jobs", str(jobs), "--timeout", str(timeout), "--memory", str(memory), "--batch", str(batch)],
                    check=True, env=env)
     results = [json.loads(line) for line in results_path.read_text().splitlines() if line.strip()]
     if not keep:

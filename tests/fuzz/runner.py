@@ -2,9 +2,10 @@
 
 `python runner.py CASES.jsonl RESULTS.jsonl --jobs N --timeout S --memory BYTES` is a fork
 server: it imports Estuary, IREE, coremltools and the NNEF parser once and never compiles, then
-forks one child per case (so a case costs its own work, not the imports). A child sets
-RLIMIT_AS and RLIMIT_CPU, compiles the mutant (or loads it, for an artefact), loads and runs it
-on zeros, and writes its outcome; the server classifies how it ended:
+forks worker processes (so a case costs its own work, not the imports), each running one case
+(or with --batch, up to that many in turn: a fork costs more than most cases). A worker sets
+RLIMIT_AS, and RLIMIT_CPU before each case, compiles the mutant (or loads it, for an artefact),
+loads and runs it on zeros, and writes its outcome; the server classifies how it ended:
 
     ok         compiled (loaded) and ran
     lowered    a case marked "lower_only": passed Estuary's import, passes and lowering (IREE,
@@ -21,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 import resource
+import select
 import signal
 import sys
 import time
@@ -79,18 +81,27 @@ def execute(fmt: str, path: str, lower: bool = False) -> tuple[str, str]:
         return "raw", f"{type(e).__name__}: {e}"[:300]
 
 
-def _child(case: dict[str, Any], memory: int, cpu: int) -> None:
-    """In the forked child: limits, output to files, the case, its outcome; never returns."""
+def _child(read_fd: int, done_fd: int, memory: int, cpu: int) -> None:
+    """A forked worker: reads cases (JSON lines) from `read_fd`, runs each with its output in the
+    case's log and its outcome in the case's result file, writes one byte to `done_fd` per case;
+    RLIMIT_CPU allows `cpu` more seconds per case. Never returns."""
     code = 0
     try:
         resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
-        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 5))
-        log = os.open(case["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        os.dup2(log, 1)
-        os.dup2(log, 2)
-        outcome, detail = execute(case["format"], case["path"], bool(case.get("lower_only")))
-        with open(case["result"], "w") as f:
-            json.dump({"outcome": outcome, "detail": detail}, f)
+        _, hard = resource.getrlimit(resource.RLIMIT_CPU)
+        for line in os.fdopen(read_fd):
+            case = json.loads(line)
+            used = resource.getrusage(resource.RUSAGE_SELF)
+            soft = int(used.ru_utime + used.ru_stime) + cpu
+            resource.setrlimit(resource.RLIMIT_CPU, (soft, hard if hard == resource.RLIM_INFINITY else max(hard, soft)))
+            log = os.open(case["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            os.dup2(log, 1)
+            os.dup2(log, 2)
+            os.close(log)
+            outcome, detail = execute(case["format"], case["path"], bool(case.get("lower_only")))
+            with open(case["result"], "w") as f:
+                json.dump({"outcome": outcome, "detail": detail}, f)
+            os.write(done_fd, b".")
     except BaseException:  # noqa: BLE001 - reported as 'exited without an outcome'
         code = 3
     finally:
@@ -124,29 +135,81 @@ def _classify(case: dict[str, Any], status: int, timed_out: bool) -> dict[str, A
     return {**result, **out}
 
 
-def serve(cases: Iterable[dict[str, Any]], jobs: int, memory: int, timeout: float) -> Iterable[dict[str, Any]]:
-    """Run `cases` ({format, path, log, result}) `jobs` at a time; yields their classified results."""
+class _Worker:
+    """The parent's view of one worker process: its pipes, its current case and when it began."""
+
+    def __init__(self, memory: int, cpu: int) -> None:
+        case_r, self.case_w = os.pipe()
+        self.done_r, done_w = os.pipe()
+        self.pid = os.fork()
+        if self.pid == 0:
+            os.close(self.case_w)
+            os.close(self.done_r)
+            _child(case_r, done_w, memory, cpu)
+        os.close(case_r)
+        os.close(done_w)
+        self.case: dict[str, Any] | None = None
+        self.start = 0.0
+        self.runs = 0
+
+    def send(self, case: dict[str, Any]) -> None:
+        self.case, self.start, self.runs = case, time.monotonic(), self.runs + 1
+        os.write(self.case_w, (json.dumps(case) + "\n").encode())
+
+    def close(self) -> int:
+        """Stop the worker; its wait status. (Killed even when idle: workers forked later hold
+        copies of its case pipe, so closing that pipe would not end it.)"""
+        os.kill(self.pid, signal.SIGKILL)
+        os.close(self.case_w)
+        os.close(self.done_r)
+        return os.waitpid(self.pid, 0)[1]
+
+
+def serve(cases: Iterable[dict[str, Any]], jobs: int, memory: int, timeout: float,
+          batch: int = 1) -> Iterable[dict[str, Any]]:
+    """Run `cases` ({format, path, log, result}) `jobs` at a time; yields their classified results.
+
+    Each worker process runs up to `batch` cases one after the other, then a fresh one forks:
+    a fork per case costs more than most cases (about 25 ms of CPU), so long campaigns batch.
+    A crash or hang ends the worker and is charged to the case it was running."""
     pending = list(cases)
-    running: dict[int, tuple[dict[str, Any], float]] = {}
-    while pending or running:
-        while pending and len(running) < jobs:
-            case = pending.pop(0)
-            case["timeout"] = timeout
-            pid = os.fork()
-            if pid == 0:
-                _child(case, memory, int(timeout) + 1)
-            running[pid] = (case, time.monotonic())
-        time.sleep(0.01)
-        for pid, (case, start) in list(running.items()):
-            done, status = os.waitpid(pid, os.WNOHANG)
+    workers: list[_Worker] = []
+    while pending or any(w.case is not None for w in workers):
+        for w in [w for w in workers if w.case is None and (w.runs >= batch or not pending)]:
+            w.close()
+            workers.remove(w)
+        while pending and len(workers) < jobs:
+            workers.append(_Worker(memory, int(timeout) + 1))
+        for w in workers:
+            if w.case is None and pending:
+                case = pending.pop(0)
+                case["timeout"] = timeout
+                w.send(case)
+        busy = {w.done_r: w for w in workers if w.case is not None}
+        ready, _, _ = select.select(list(busy), [], [], 0.05)
+        for w in list(busy.values()):
+            case = w.case
+            assert case is not None
+            if w.done_r in ready and os.read(w.done_r, 1):  # finished; the worker lives on
+                w.case = None
+                yield {**_classify(case, 0, False), "seconds": round(time.monotonic() - w.start, 2)}
+                continue
             timed_out = False
-            if not done and time.monotonic() - start > timeout:
-                os.kill(pid, signal.SIGKILL)
-                _, status = os.waitpid(pid, 0)
-                done, timed_out = pid, True
-            if done:
-                del running[pid]
-                yield {**_classify(case, status, timed_out), "seconds": round(time.monotonic() - start, 2)}
+            if w.done_r in ready:  # the pipe closed: the worker died
+                status = os.waitpid(w.pid, 0)[1]
+            else:
+                done, status = os.waitpid(w.pid, os.WNOHANG)
+                if not done:
+                    if time.monotonic() - w.start <= timeout:
+                        continue
+                    os.kill(w.pid, signal.SIGKILL)
+                    status, timed_out = os.waitpid(w.pid, 0)[1], True
+            os.close(w.case_w)
+            os.close(w.done_r)
+            workers.remove(w)
+            yield {**_classify(case, status, timed_out), "seconds": round(time.monotonic() - w.start, 2)}
+    for w in workers:
+        w.close()
 
 
 def _preload() -> None:
@@ -187,12 +250,13 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--timeout", type=float, default=60.0)
     ap.add_argument("--memory", type=int, default=6 << 30)
+    ap.add_argument("--batch", type=int, default=1, help="cases per worker process before a fresh one forks")
     args = ap.parse_args(argv)
     _preload()
     with open(args.cases) as f:
         cases = [json.loads(line) for line in f if line.strip()]
     with open(args.results, "a") as out:
-        for result in serve(cases, args.jobs, args.memory, args.timeout):
+        for result in serve(cases, args.jobs, args.memory, args.timeout, max(1, args.batch)):
             out.write(json.dumps(result) + "\n")
             out.flush()
     return 0

@@ -23,8 +23,10 @@ def test_smoke_campaign(tmp_path):
     assert {r["outcome"] for r in results} >= {"error"}
 
 
-def test_runner_classifies_crashes_hangs_and_raw_exceptions(tmp_path, monkeypatch):
-    """The classification itself, on cases that really crash, hang, run out of memory or raise."""
+@pytest.mark.parametrize("batch", [1, 3])
+def test_runner_classifies_crashes_hangs_and_raw_exceptions(tmp_path, monkeypatch, batch):
+    """The classification itself, on cases that really crash, hang, run out of memory or raise,
+    with a process per case or workers running several in turn (a crash charged to its case)."""
     from fuzz import runner
 
     def fake_work(fmt, path):
@@ -41,10 +43,12 @@ def test_runner_classifies_crashes_hangs_and_raw_exceptions(tmp_path, monkeypatc
             raise KeyError("float30")
 
     monkeypatch.setattr(runner, "compile_and_run", fake_work)
-    cases = [{"format": f, "path": "-", "log": str(tmp_path / f"{f}.log"), "result": str(tmp_path / f"{f}.json")}
-             for f in ("crash", "hang", "oom", "raw", "ok")]
-    got = {r["format"]: r["outcome"] for r in runner.serve(cases, jobs=5, memory=4 << 30, timeout=3)}
-    assert got == {"crash": "crash", "hang": "hang", "oom": "oom", "raw": "raw", "ok": "ok"}
+    kinds = ("ok", "crash", "ok", "hang", "oom", "raw", "ok")
+    cases = [{"format": f, "path": "-", "log": str(tmp_path / f"{i}.log"), "result": str(tmp_path / f"{i}.json")}
+             for i, f in enumerate(kinds)]
+    got = sorted((r["format"], r["outcome"]) for r in runner.serve(cases, jobs=2, memory=4 << 30, timeout=3,
+                                                                    batch=batch))
+    assert got == sorted((f, f) for f in kinds)
 
 
 @pytest.mark.parametrize("fmt", sorted(mutators.MUTATORS))
