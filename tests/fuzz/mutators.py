@@ -288,9 +288,29 @@ def mutate_coreml_message(model: Any, rng: np.random.Generator) -> None:
     setattr(msg, fd.name, _scalar_value(fd, rng, strings))
 
 
+def mutate_mlpackage(seed: Path, out: Path, rng: np.random.Generator) -> Path:
+    """An .mlpackage with its model proto mutated (as a .mlmodel), its weight blob or its
+    manifest damaged."""
+    dest = out / seed.name
+    shutil.copytree(seed, dest)
+    roll = rng.random()
+    if roll < 0.6:
+        proto = next(dest.rglob("*.mlmodel"))
+        mutate_coreml(proto, proto.parent, rng)
+    elif roll < 0.85:
+        blob = _pick(rng, sorted(dest.rglob("*.bin")))
+        blob.write_bytes(mutate_bytes(blob.read_bytes(), rng))
+    else:
+        manifest = dest / "Manifest.json"
+        manifest.write_bytes(mutate_bytes(manifest.read_bytes(), rng))
+    return dest
+
+
 def mutate_coreml(seed: Path, out: Path, rng: np.random.Generator) -> Path:
     from coremltools.proto import Model_pb2
 
+    if seed.is_dir():
+        return mutate_mlpackage(seed, out, rng)
     dest = out / seed.name
     data = seed.read_bytes()
     if rng.random() < 0.25:

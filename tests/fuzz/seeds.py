@@ -1,9 +1,9 @@
 """Seed models for fuzzing, one small model per format and form, written into a folder.
 
 The seeds are the kinds of models the repository's tests build (tests/helpers.py's WebNN graphs,
-NNAPI models through estuary.nnapi, Core ML NeuralNetworkBuilder models, NNEF folders and archives
-with §5.2 tensor files, and the repository's example Core ML model), kept small so that each
-mutant compiles in about a second."""
+NNAPI models through estuary.nnapi, Core ML NeuralNetworkBuilder models and an ML Program
+.mlpackage, NNEF folders and archives with §5.2 tensor files, and the repository's example Core ML
+model), kept small so that each mutant compiles in about a second."""
 from __future__ import annotations
 
 import io
@@ -165,11 +165,30 @@ def _coreml_seeds(out: Path) -> list[Path]:
     nd.add_elementwise("add", ["r", "m"], "y", "ADD")
     ndp = out / "nd.mlmodel"
     ndp.write_bytes(nd.spec.SerializeToString())
-    paths = [classic, ndp]
+    paths = [classic, ndp, _mlpackage_seed(out)]
     example = ROOT / "examples" / "resnet_tiny.mlmodel"
     if example.exists():
         paths.append(example)
     return paths
+
+
+def _mlpackage_seed(out: Path) -> Path:
+    """An ML Program .mlpackage (MIL builder, ct.convert): model proto, weight blob, manifest."""
+    import coremltools as ct
+    from coremltools.converters.mil import Builder as mb
+
+    w = np.random.default_rng(4).standard_normal((4, 2, 3, 3)).astype(np.float32)
+
+    @mb.program(input_specs=[mb.TensorSpec(shape=(1, 2, 6, 6))], opset_version=ct.target.iOS17)
+    def prog(x):
+        r = mb.relu(x=mb.conv(x=x, weight=w, pad_type="same"))
+        p = mb.max_pool(x=r, kernel_sizes=[2, 2], strides=[2, 2], pad_type="valid")
+        return mb.softmax(x=mb.reshape(x=p, shape=[1, 36]), axis=1)
+
+    path = out / "program.mlpackage"
+    ct.convert(prog, convert_to="mlprogram", compute_precision=ct.precision.FLOAT32,
+               minimum_deployment_target=ct.target.iOS17).save(str(path))
+    return path
 
 
 def _artefact_seeds(out: Path) -> list[Path]:
