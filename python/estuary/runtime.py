@@ -225,11 +225,12 @@ class Model:
         self.default_function: str = self.signature.get("default_function", "main")
         self._views: dict[str, Model] = {}  # the other functions of a multifunction model (`function`)
         self._root = self  # the Model a function's view was made from
-        self._bind("main", self.signature)
+        self._bind(self.default_function, "main", self.signature)
 
-    def _bind(self, entry: str, sig: Mapping[str, Any]) -> None:
-        """Point this Model at the compiled function `entry` with signature `sig` (its inputs,
-        outputs, states and calling convention)."""
+    def _bind(self, name: str, entry: str, sig: Mapping[str, Any]) -> None:
+        """Point this Model at function `name`, compiled as `entry`, with signature `sig` (its
+        inputs, outputs, states and calling convention)."""
+        self.function_name = name
         self.inputs: list[TensorInfo] = [(n, tuple(s), d) for n, s, d in sig["inputs"]]
         self.outputs: list[TensorInfo] = [(n, tuple(s), d) for n, s, d in sig["outputs"]]
         self.states: list[TensorInfo] = [(n, tuple(s), d) for n, s, d in sig.get("states", [])]
@@ -282,7 +283,7 @@ class Model:
                                         f"(functions: {', '.join(self.functions)})")
             view = copy.copy(self)
             view._views, view._root = {}, self
-            view._bind(functions[name]["entry"], functions[name])
+            view._bind(name, functions[name]["entry"], functions[name])
             self._views[name] = view
         return view
 
@@ -293,7 +294,7 @@ class Model:
 
         target = self if function is None else self.function(function)
         if not target.states:
-            raise RuntimeInputError(f"{self.where}: function {function or self.default_function!r} has no states")
+            raise RuntimeInputError(f"{self.where}: function {target.function_name!r} has no states")
         return State(self.driver, target.states, self.where)
 
     def _check_inputs(self, feeds: Mapping[str, npt.ArrayLike], exact: list[Any] | None = None) -> list[Array]:

@@ -81,6 +81,9 @@ def test_functions_in_one_artefact(multifunction):
     np.testing.assert_allclose(got, want_conv, rtol=1e-5, atol=1e-5)
     features = model.function("features")
     assert [n for n, _, _ in features.inputs] == ["image", "scale"] and features.outputs[0][1] == (1, 4, 5, 5)
+    assert features.function_name == "features" and features.function("classify") is model
+    with pytest.raises(estuary.RuntimeInputError, match="function 'features' has no states"):
+        model.make_state("features")
     with pytest.raises(estuary.RuntimeInputError, match="no function 'nope'.*classify, features"):
         model.run({"x": x}, function="nope")
     with pytest.raises(estuary.RuntimeInputError, match="missing"):
