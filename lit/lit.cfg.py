@@ -19,5 +19,6 @@ opt = shutil.which("estuary-opt", path=bindir + os.pathsep + os.environ.get("PAT
 check = shutil.which("filecheck", path=bindir + os.pathsep + os.environ.get("PATH", ""))
 if not opt or not check:
     lit_config.fatal("estuary-opt and filecheck must be installed (pip install -e '.[test]')")
+config.substitutions.append(("%python", sys.executable))  # for generated inputs (Inputs/*.py)
 config.substitutions.append(("estuary-opt", opt))
 config.substitutions.append(("FileCheck", check))
