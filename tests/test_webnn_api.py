@@ -281,3 +281,33 @@ def test_gpu_context(rng):
     got, ref = ctx.compute(graph, feeds), onnx_elementwise(feeds, w_data)
     assert_ulp(got["out"], ref["out"], 4)
     assert_exact(got["out2"], ref["out2"])
+
+
+def test_op_support_limits_per_target():
+    """A GPU context does not list the 64-bit integer forms its target cannot compile."""
+    cpu = webnn.ML().createContext().opSupportLimits()
+    gpu = webnn.ML().createContext({"accelerated": True}).opSupportLimits()
+    for name in webnn.NO_64BIT_ON_GPU:
+        assert "int64" in cpu[name]["a" if name == "div" else "input"]["dataTypes"]
+        for operand in gpu[name].values():
+            assert not {"int64", "uint64"} & set(operand["dataTypes"]), name
+    assert "int64" in gpu["add"]["a"]["dataTypes"] and "int64" in gpu["reduceSum"]["input"]["dataTypes"]
+    assert {k: v for k, v in gpu.items() if k not in webnn.NO_64BIT_ON_GPU} == \
+        {k: v for k, v in cpu.items() if k not in webnn.NO_64BIT_ON_GPU}
+
+
+@pytest.mark.vulkan
+@pytest.mark.parametrize("name", sorted(webnn.NO_64BIT_ON_GPU) + ["add"])
+def test_64bit_forms_the_gpu_limits_drop_do_not_compile(name):
+    """The table behind the GPU limits is measured: its operations fail on Vulkan with int64
+    operands, while an operation the limits keep (add) runs."""
+    ctx = webnn.ML().createContext({"accelerated": True})
+    b = webnn.MLGraphBuilder(ctx)
+    x = b.input("x", {"dataType": "int64", "shape": [4]})
+    graph = b.build({"y": getattr(b, name)(x) if name in ("abs", "reduceL1") else getattr(b, name)(x, x)})
+    x_value = np.array([3, -4, 5, 6], np.int64)
+    if name in webnn.NO_64BIT_ON_GPU:
+        with pytest.raises(estuary.CompileError):
+            ctx.compute(graph, {"x": x_value})
+    else:
+        np.testing.assert_array_equal(ctx.compute(graph, {"x": x_value})["y"], 2 * x_value)

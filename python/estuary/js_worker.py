@@ -106,7 +106,9 @@ class Worker:
     def hello(self, h: dict[str, Any], bufs: list[memoryview]) -> tuple[dict[str, Any], list[bytes]]:
         from estuary import dtypes, webnn
 
-        return {"limits": webnn.MLContext().opSupportLimits(), "dataTypes": list(dtypes.ALL),
+        by_target = {t: webnn.MLContext({"accelerated": t != "llvm-cpu"}).opSupportLimits()
+                     for t in ("llvm-cpu", "vulkan-spirv")}
+        return {"limits": by_target["llvm-cpu"], "limitsByTarget": by_target, "dataTypes": list(dtypes.ALL),
                 "pid": os.getpid()}, []
 
     def build(self, h: dict[str, Any], bufs: list[memoryview]) -> tuple[dict[str, Any], list[bytes]]:

@@ -417,8 +417,8 @@ class MLContext:
     def opSupportLimits(self) -> dict[str, Any]:  # noqa: N802
         """MLOpSupportLimits: per operation, the data types and rank range of each operand and the
         data types of the output(s), found by running each operation's type rules on sample
-        operands: what the importer accepts."""
-        return _support_limits()
+        operands: what the importer accepts, less what this context's target cannot compile."""
+        return _support_limits(self.target)
 
 
 class ML:
@@ -732,8 +732,27 @@ def _op_limits(graph: Graph, op: WebNNOp) -> dict[str, Any] | None:
     return None
 
 
-def _support_limits() -> dict[str, Any]:
-    """MLOpSupportLimits, computed once (it probes every mapping), returned as a fresh copy."""
+# Operations whose int64 / uint64 forms IREE's vulkan-spirv target cannot compile: Estuary's Vulkan
+# target has no Int64 capability, so 64-bit integers are emulated with 32-bit pairs, which covers
+# add, mul, comparisons, most reductions, casts and data movement but not these. Found by building
+# the operations whose limits list int64 / uint64 with such operands on lavapipe (2026-11-27).
+NO_64BIT_ON_GPU = frozenset({"abs", "div", "reduceL1"})
+_WIDE = ("int64", "uint64")
+
+
+def _support_limits(target: str = "llvm-cpu") -> dict[str, Any]:
+    """MLOpSupportLimits for `target`, computed once (it probes every mapping), returned as a fresh
+    copy; GPU targets drop the 64-bit integer forms they cannot compile."""
+    limits = copy.deepcopy(_importer_limits())
+    if target != "llvm-cpu":
+        for name in NO_64BIT_ON_GPU & set(limits):
+            for operand in limits[name].values():
+                operand["dataTypes"] = [t for t in operand["dataTypes"] if t not in _WIDE]
+    return limits
+
+
+def _importer_limits() -> dict[str, Any]:
+    """What the importer accepts, probed once (not copied: callers copy)."""
     global _LIMITS
     if _LIMITS is None:
         graph = Graph("<opSupportLimits>", "webnn")
@@ -749,4 +768,4 @@ def _support_limits() -> dict[str, Any]:
             for p in operands:
                 if op_name in _LIMITS and p in _LIMITS[op_name]:
                     _LIMITS[op_name][p]["dataTypes"] += list(four_bit.FOUR_BIT)
-    return copy.deepcopy(_LIMITS)
+    return _LIMITS

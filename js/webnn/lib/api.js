@@ -100,7 +100,8 @@ let nextId = 1;
 class MLContext {
   constructor(key, init) {
     if (key !== internal) throw new TypeError('Illegal constructor');
-    const limits = withRanks({ preferredInputLayout: 'nchw', maxTensorByteLength: MAX_TENSOR_BYTES, ...init.hello.limits });
+    const targetLimits = init.hello.limitsByTarget?.[init.target] ?? init.hello.limits; // what the target compiles
+    const limits = withRanks({ preferredInputLayout: 'nchw', maxTensorByteLength: MAX_TENSOR_BYTES, ...targetLimits });
     let resolveLost;
     const lost = new Promise((r) => { resolveLost = r; });
     this[internal] = { ...init, limits, lost, resolveLost, destroyed: false, tensors: new Set(), graphs: new Set() };

@@ -209,3 +209,30 @@ print(json.dumps({n: {"params": [p for p in e.params if p != "options"], "option
   assert.deepEqual(missing, [], `operations Estuary imports that MLGraphBuilder lacks: ${missing}`);
   for (const [n, spec] of Object.entries(registry)) assert.deepEqual(mine[n], spec, `operation ${n}`);
 });
+
+test('opSupportLimits is the target\'s: on vulkan-spirv, div has no int64 and builder.div refuses it', () => {
+  const { spawnSync } = require('node:child_process');
+  const path = require('node:path');
+  const script = `
+    navigator.ml.createContext().then((context) => {
+      const limits = context.opSupportLimits();
+      const b = new MLGraphBuilder(context);
+      const x = b.input('x', { dataType: 'int64', shape: [2] });
+      let refused = '';
+      try { b.div(x, x); } catch (e) { refused = e.name; }
+      b.add(x, x);
+      console.log(JSON.stringify({ div: limits.div.a.dataTypes, add: limits.add.a.dataTypes, refused }));
+    });`;
+  const run = (target) => {
+    const r = spawnSync(process.execPath, ['--require', path.resolve(__dirname, '..', 'register.js'), '-e', script],
+      { env: { ...process.env, ESTUARY_WEBNN_TARGET: target } });
+    assert.equal(r.status, 0, String(r.stderr));
+    return JSON.parse(r.stdout);
+  };
+  const gpu = run('vulkan-spirv');
+  assert.ok(!gpu.div.includes('int64') && gpu.add.includes('int64'));
+  assert.equal(gpu.refused, 'TypeError');
+  const cpu = run('llvm-cpu');
+  assert.ok(cpu.div.includes('int64'));
+  assert.equal(cpu.refused, '');
+});
