@@ -13,6 +13,8 @@ def load_model(source, shapes=None):
     from estuary.importers.coreml.loader import read_model
     from estuary.importers.coreml.ops import OPS
 
+    from estuary.importers.coreml.model_kinds import with_metadata
+
     model, path = read_model(source)
     OPS.load()
-    return Converter(model, path, shapes).build()
+    return with_metadata(Converter(model, path, shapes).build(), model)

@@ -137,3 +137,23 @@ def class_labels(nn):
     if which == "int64ClassLabels":
         return [int(v) for v in nn.int64ClassLabels.vector]
     return None
+
+
+def metadata(model):
+    """A Core ML model's metadata (author, short description, version, license, user-defined
+    entries) for the signature, as `estuary info` shows it; empty fields are left out."""
+    m = model.description.metadata
+    out = {k: v for k, v in (("author", m.author), ("short_description", m.shortDescription),
+                             ("version", m.versionString), ("license", m.license)) if v}
+    if m.userDefined:
+        out["user_defined"] = dict(sorted(m.userDefined.items()))
+    return out
+
+
+def with_metadata(nn, model):
+    """`nn` with the model's metadata in its signature (when it has any)."""
+    meta = metadata(model)
+    if meta:
+        nn.extra_signature = dict(getattr(nn, "extra_signature", None) or {}, metadata=meta)
+        nn.write_signature()
+    return nn

@@ -17,7 +17,8 @@ __all__ = ["load_model", "is_ml_program", "is_package", "supported"]
 def load_model(source: Any, shapes: Mapping[str, Sequence[int]] | None = None, function: str | None = None) -> Any:
     """Import an ML Program as an NNModule: every function of a multifunction model (the default
     one as @main), or only `function`."""
-    from estuary.importers.mlprogram.converter import Context, build_all, metadata
+    from estuary.importers.coreml.model_kinds import with_metadata
+    from estuary.importers.mlprogram.converter import Context, build_all
     from estuary.importers.mlprogram.ops import OPS
     from estuary.importers.mlprogram.package import read_source
 
@@ -27,11 +28,7 @@ def load_model(source: Any, shapes: Mapping[str, Sequence[int]] | None = None, f
         nn = build_all(src, shapes)  # every function, in one artefact
     else:
         nn = Context(src, shapes, function).build()
-    meta = metadata(src.model)
-    if meta:
-        nn.extra_signature = dict(nn.extra_signature, metadata=meta)
-        nn.write_signature()
-    return nn
+    return with_metadata(nn, src.model)
 
 
 def supported() -> dict[str, int]:

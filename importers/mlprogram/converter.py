@@ -383,17 +383,6 @@ def build_all(src: Source, shapes: Mapping[str, Sequence[int]] | None = None) ->
     return nn
 
 
-def metadata(model: Any) -> dict[str, Any]:
-    """A Core ML model's metadata (author, short description, version, license, user-defined
-    entries), as `estuary info` shows it; empty fields are left out."""
-    m = model.description.metadata
-    out: dict[str, Any] = {k: v for k, v in (("author", m.author), ("short_description", m.shortDescription),
-                                             ("version", m.versionString), ("license", m.license)) if v}
-    if m.userDefined:
-        out["user_defined"] = dict(sorted(m.userDefined.items()))
-    return out
-
-
 def check_flexible(feature: Any, shapes: Mapping[str, Sequence[int]], path: str) -> None:
     """A shapes= override must lie in the input's declared range or enumerated set."""
     if feature.name not in shapes or feature.type.WhichOneof("Type") != "multiArrayType":

@@ -207,3 +207,21 @@ def test_coremltools_message_objects_import(tmp_path):
     spec = Model_pb2.Model.FromString(open(path, "rb").read())  # coremltools' own message class
     got = estuary.load(estuary.compile(spec)).run({"x": np.array([-1, 0, 2], np.float32)})["y"]
     np.testing.assert_array_equal(got.ravel(), [0, 0, 2])
+
+
+def test_metadata_in_signature_and_info(tmp_path, capsys):
+    """A NeuralNetwork model's metadata travels in the artefact's signature; `estuary info` shows it."""
+    from estuary.cli import main as cli_main
+
+    b = NeuralNetworkBuilder([("x", datatypes.Array(3))], [("y", datatypes.Array(3))])
+    b.add_activation("relu", "RELU", "x", "y")
+    meta = b.spec.description.metadata
+    meta.author, meta.shortDescription, meta.versionString, meta.license = "A. Author", "one relu", "3.1", "MIT"
+    meta.userDefined["trained_on"] = "nothing"
+    path = save(b, tmp_path)
+    model = estuary.load(estuary.compile(path))
+    assert model.metadata == {"author": "A. Author", "short_description": "one relu", "version": "3.1",
+                              "license": "MIT", "user_defined": {"trained_on": "nothing"}}
+    assert cli_main(["info", path]) == 0
+    text = capsys.readouterr().out
+    assert "author: A. Author" in text and "metadata trained_on: nothing" in text and "input  x: float32[3]" in text
