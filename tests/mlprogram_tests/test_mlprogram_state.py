@@ -218,10 +218,8 @@ def test_state_errors(decoder):
         model.run(feed, state={"k0": 0})
 
 
-@pytest.mark.vulkan
-def test_state_on_vulkan(tmp_path):
-    """Off the CPU the function returns each state's new buffer, which the State keeps (no host
-    copy): a running sum over three runs."""
+def accumulator_package(tmp_path):
+    """A running sum in an fp16 state: total = acc + x; acc = total."""
     import coremltools as ct
     from coremltools.converters.mil import Builder as mb
     from coremltools.converters.mil.mil import types
@@ -237,10 +235,46 @@ def test_state_on_vulkan(tmp_path):
                     compute_precision=ct.precision.FLOAT32)
     path = str(tmp_path / "acc.mlpackage")
     ml.save(path)
-    model = estuary.load(estuary.compile(path, target="vulkan-spirv"))
+    return path
+
+
+@pytest.mark.vulkan
+def test_state_on_vulkan(tmp_path):
+    """Off the CPU the function returns each state's new buffer, which the State keeps (no host
+    copy): a running sum over three runs."""
+    model = estuary.load(estuary.compile(accumulator_package(tmp_path), target="vulkan-spirv"))
     assert model.driver == "vulkan"
     state = model.make_state()
     x = np.arange(6, dtype=np.float32).reshape(2, 3)
     for k in (1, 2, 3):
         np.testing.assert_array_equal(model.run({"x": x}, state=state)["total"], k * x)
     np.testing.assert_array_equal(state.read("acc"), (3 * x).astype(np.float16))
+
+
+def test_states_in_threads(tmp_path):
+    """Threads running one model, each with its own State, and plain runs beside them, stay
+    independent (a run that finds the model's buffers in use takes its own)."""
+    import threading
+
+    model = estuary.load(estuary.compile(accumulator_package(tmp_path)))
+    x = np.ones((2, 3), np.float32)
+    results, errors = {}, []
+
+    def work(k):
+        try:
+            state = model.make_state()
+            for _ in range(40):
+                model.run({"x": k * x}, state=state)
+                model.run({"x": x, "acc": np.zeros((2, 3), np.float16)})  # the explicit form, no State
+            results[k] = state.read("acc")
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in (1, 2, 3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    for k in (1, 2, 3):
+        np.testing.assert_array_equal(results[k], np.full((2, 3), 40 * k, np.float16))
