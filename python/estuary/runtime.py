@@ -316,6 +316,8 @@ class Model:
         missing = [n for n in names if n not in feeds]
         if unknown or missing:
             states = " (the states come from state=)" if exact is not self._exact else ""
+            if self.states and exact is self._exact and set(missing) & {n for n, _, _ in self.states}:
+                states = " (or pass the states as state=model.make_state())"
             raise RuntimeInputError(f"{self.where}: inputs do not match the model: "
                                     f"missing {missing}, unexpected {unknown}; expected {names}{states}")
         args = []

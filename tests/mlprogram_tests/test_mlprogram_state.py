@@ -210,6 +210,8 @@ def test_state_errors(decoder):
     feed = {"tok": np.array([[1]], np.int32), "pos": np.array([0], np.int32)}
     with pytest.raises(estuary.RuntimeInputError, match="states come from state="):
         model.run({**feed, "k0": state.read("k0")}, state=state)
+    with pytest.raises(estuary.RuntimeInputError, match=r"missing \['k0', 'v0', 'k1', 'v1'\].*make_state"):
+        model.run(feed)
     with pytest.raises(estuary.RuntimeInputError, match="no state 'k9'"):
         state.read("k9")
     with pytest.raises(estuary.RuntimeInputError, match="state 'k0' is float16"):
