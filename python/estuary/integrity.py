@@ -77,7 +77,7 @@ def check_signature(sig: Any) -> dict[str, Any]:
             raise IntegrityError(f"the signature has no list of {key}")
         for i, entry in enumerate(entries):  # a name may repeat: a model may list an output twice
             _tensor(entry, f"{key[:-1]} {i}")
-    for key in ("format", "source", "target"):
+    for key in ("format", "source", "target", "default_function"):
         if key in sig and not isinstance(sig[key], str):
             raise IntegrityError(f"the signature's {key} is not a string")
     if "output_storage" in sig and not isinstance(sig["output_storage"], bool):
