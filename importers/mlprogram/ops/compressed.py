@@ -21,19 +21,29 @@ NARROW = (np.int8, np.uint8)
 def feeds_weights_only(c: Any, op: Any) -> bool:
     """Whether every use of op's result is a weight input of a matmul-like op (not a block
     output, not another op's operand)."""
-    from estuary.importers.mlprogram.converter import walk
-
     name = op.outputs[0]
     if len(op.outputs) != 1 or name in c.block.outputs:
         return False
-    used = False
+    uses = _uses(c).get(name, [])
+    return bool(uses) and all(key in WEIGHT_INPUTS.get(kind, ()) for kind, key in uses)
+
+
+def _uses(c: Any) -> dict[str, list[tuple[str, str]]]:
+    """{value name: [(consumer op type, input name)]} of the function, nested blocks included
+    (built once per conversion)."""
+    from estuary.importers.mlprogram.converter import walk
+
+    cached = getattr(c, "_value_uses", None)
+    if cached is not None and cached[0] is c.block:
+        return cached[1]
+    uses: dict[str, list[tuple[str, str]]] = {}
     for proto in walk(c.block.operations):
         for key, arg in proto.inputs.items():
-            if any(b.WhichOneof("binding") == "name" and b.name == name for b in arg.arguments):
-                if key not in WEIGHT_INPUTS.get(proto.type, ()):
-                    return False
-                used = True
-    return used
+            for b in arg.arguments:
+                if b.WhichOneof("binding") == "name":
+                    uses.setdefault(b.name, []).append((proto.type, key))
+    c._value_uses = (c.block, uses)
+    return uses
 
 
 def _split_blocks(shape: list[int], param_shape: list[int]) -> tuple[list[int], list[int]]:
