@@ -67,3 +67,20 @@ def test_mutators_are_deterministic(tmp_path, fmt):
         return sorted((q.name, q.read_bytes()) for q in p.rglob("*") if q.is_file()) if p.is_dir() else p.read_bytes()
 
     assert content(a) == content(b)
+
+
+def test_lower_only_cases_stop_before_iree(tmp_path, monkeypatch):
+    """A case marked lower_only runs Estuary's import and lowering and never reaches IREE."""
+    from fuzz import runner, seeds
+    from estuary import compiler
+
+    def no_iree(*args, **kwargs):
+        raise AssertionError("IREE was called")
+
+    monkeypatch.setattr(compiler, "iree_compile", no_iree)
+    seed = seeds.write(tmp_path / "seeds", ("webnn",))["webnn"][0]
+    assert runner.execute("webnn", str(seed), lower=True) == ("lowered", "")
+    broken = tmp_path / "broken.json"
+    broken.write_text(seed.read_text().replace('"relu"', '"no_such_op"'))
+    outcome, detail = runner.execute("webnn", str(broken), lower=True)
+    assert outcome == "error" and detail.startswith("UnsupportedOpError")
