@@ -226,8 +226,16 @@ class Context(ConversionContext):
                 self._check_declared(out, value)
                 self.env[out.name] = value
 
+    def tensor_type(self, vt: Any, what: str) -> tuple[str, list[int | None]] | None:
+        """values.tensor_type of `what` (an input, a state, an op's result); an unknown data type
+        code (a damaged file) is a malformed model named here."""
+        try:
+            return values.tensor_type(vt, self.pb)
+        except ValueError as e:
+            raise ModelImportError(f"{self.place()}: {what}: {e}") from None
+
     def _check_declared(self, out: Any, value: Any) -> None:
-        tt = values.tensor_type(out.type, self.pb)
+        tt = self.tensor_type(out.type, f"operation {self.label!r} ({self.op_type}) result {out.name!r}")
         if tt is None or isinstance(value, str):
             return
         name, dims = tt
@@ -249,7 +257,7 @@ class Context(ConversionContext):
             if inp.type.WhichOneof("type") == "stateType":
                 self.declare_state(inp)
                 continue
-            tt = values.tensor_type(inp.type, self.pb)
+            tt = self.tensor_type(inp.type, f"input {inp.name!r}")
             if tt is None:
                 raise ModelImportError(f"{self.place()}: input {inp.name!r} is a {inp.type.WhichOneof('type')}; "
                                        f"only tensor inputs are supported (states: not yet)")
@@ -287,7 +295,7 @@ class Context(ConversionContext):
     def declare_state(self, inp: Any) -> None:
         """A state (iOS18 ct.StateType) is an input holding its value before the run and an output
         of the same name holding its value after it (docs/mlprogram.md "States")."""
-        tt = values.tensor_type(inp.type.stateType.wrappedType, self.pb)
+        tt = self.tensor_type(inp.type.stateType.wrappedType, f"state {inp.name!r}")
         if tt is None or any(d is None for d in tt[1]):
             raise ModelImportError(f"{self.place()}: state {inp.name!r} must wrap a tensor of fixed shape")
         type_name, dims = tt

@@ -26,7 +26,11 @@ DTYPE_NAMES = {"fp16": "FLOAT16", "fp32": "FLOAT32", "fp64": "FLOAT64", "int8": 
 
 
 def type_name(pb: Any, code: int) -> str:
-    return str(pb.DataType.Name(code))
+    """The proto's name of a data type code; ValueError for a code it does not define."""
+    try:
+        return str(pb.DataType.Name(code))
+    except ValueError:
+        raise ValueError(f"unknown MIL data type code {code}") from None
 
 
 def nn_dtype(name: str) -> str:

@@ -26,3 +26,21 @@ def test_an_output_listed_twice():
         estuary.compile(doc)
     sig = {"inputs": [["x", [2], "float32"]], "outputs": [["y", [2], "float32"], ["y", [2], "float32"]]}
     assert check_signature(sig) is sig
+
+
+def test_an_unknown_mil_data_type_code(tmp_path):
+    """An ML Program whose op result declares data type code 99 (not in the proto's enum): a raw
+    ValueError from protobuf's enum lookup, now a malformed model naming the op and result."""
+    from coremltools.proto import Model_pb2
+    from fuzz import seeds
+
+    package = seeds._mlpackage_seed(tmp_path)
+    proto = next(package.rglob("*.mlmodel"))
+    model = Model_pb2.Model.FromString(proto.read_bytes())
+    block = next(iter(model.mlProgram.functions["main"].block_specializations.values()))
+    block.operations[0].outputs[0].type.tensorType.dataType = 99
+    proto.write_bytes(model.SerializeToString())
+    name = block.operations[0].outputs[0].name
+    with pytest.raises(ModelImportError, match=rf"operation '{name}' \(const\) result '{name}': unknown MIL data "
+                                               r"type code 99"):
+        estuary.compile(str(package))
