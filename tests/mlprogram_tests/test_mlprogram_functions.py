@@ -9,6 +9,7 @@ import pytest
 
 import estuary
 from estuary.cli import main as cli_main
+from util import accumulator_package
 
 torch = pytest.importorskip("torch")
 
@@ -125,21 +126,7 @@ def test_cli_function_and_info(multifunction, tmp_path, capsys):
 
 def test_info_lists_states(tmp_path, capsys):
     """A stateful model's states are listed once, as states, in the package and in its .vmfb."""
-    import coremltools as ct
-    from coremltools.converters.mil import Builder as mb
-    from coremltools.converters.mil.mil import types
-
-    @mb.program(input_specs=[mb.TensorSpec(shape=(2, 3)),
-                             mb.StateTensorSpec(shape=(2, 3), dtype=types.fp16)], opset_version=ct.target.iOS18)
-    def prog(x, acc):
-        total = mb.add(x=mb.cast(x=mb.read_state(input=acc), dtype="fp32"), y=x)
-        mb.coreml_update_state(state=acc, value=mb.cast(x=total, dtype="fp16"))
-        return mb.identity(x=total, name="total")
-
-    ml = ct.convert(prog, convert_to="mlprogram", minimum_deployment_target=ct.target.iOS18,
-                    compute_precision=ct.precision.FLOAT32)
-    path = str(tmp_path / "acc.mlpackage")
-    ml.save(path)
+    path = accumulator_package(tmp_path)
     vmfb = str(tmp_path / "acc.vmfb")
     assert cli_main(["compile", path, "-o", vmfb, "-q"]) == 0
     for source in (path, vmfb):

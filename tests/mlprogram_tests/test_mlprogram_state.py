@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import estuary
+from util import accumulator_package
 
 torch = pytest.importorskip("torch")
 
@@ -218,26 +219,6 @@ def test_state_errors(decoder):
         state.write("k0", np.zeros((1, H, L, DH), np.float32))
     with pytest.raises(estuary.RuntimeInputError, match="make_state"):
         model.run(feed, state={"k0": 0})
-
-
-def accumulator_package(tmp_path):
-    """A running sum in an fp16 state: total = acc + x; acc = total."""
-    import coremltools as ct
-    from coremltools.converters.mil import Builder as mb
-    from coremltools.converters.mil.mil import types
-
-    @mb.program(input_specs=[mb.TensorSpec(shape=(2, 3)), mb.StateTensorSpec(shape=(2, 3), dtype=types.fp16)],
-                opset_version=ct.target.iOS18)
-    def prog(x, acc):
-        total = mb.add(x=mb.cast(x=mb.read_state(input=acc), dtype="fp32"), y=x)
-        mb.coreml_update_state(state=acc, value=mb.cast(x=total, dtype="fp16"))
-        return mb.identity(x=total, name="total")
-
-    ml = ct.convert(prog, convert_to="mlprogram", minimum_deployment_target=ct.target.iOS18,
-                    compute_precision=ct.precision.FLOAT32)
-    path = str(tmp_path / "acc.mlpackage")
-    ml.save(path)
-    return path
 
 
 @pytest.mark.vulkan

@@ -36,3 +36,23 @@ def close(got, want, rtol=1e-5, atol=1e-6):
     want = np.asarray(want)
     assert got.shape == want.shape, (got.shape, want.shape)
     np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=rtol, atol=atol)
+
+
+def accumulator_package(tmp_path):
+    """A running sum in an fp16 state: total = acc + x; acc = total."""
+    import coremltools as ct
+    from coremltools.converters.mil import Builder as mb
+    from coremltools.converters.mil.mil import types
+
+    @mb.program(input_specs=[mb.TensorSpec(shape=(2, 3)), mb.StateTensorSpec(shape=(2, 3), dtype=types.fp16)],
+                opset_version=ct.target.iOS18)
+    def prog(x, acc):
+        total = mb.add(x=mb.cast(x=mb.read_state(input=acc), dtype="fp32"), y=x)
+        mb.coreml_update_state(state=acc, value=mb.cast(x=total, dtype="fp16"))
+        return mb.identity(x=total, name="total")
+
+    ml = ct.convert(prog, convert_to="mlprogram", minimum_deployment_target=ct.target.iOS18,
+                    compute_precision=ct.precision.FLOAT32)
+    path = str(tmp_path / "acc.mlpackage")
+    ml.save(path)
+    return path
