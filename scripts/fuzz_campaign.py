@@ -28,7 +28,7 @@ def main() -> int:
     ap.add_argument("--full-every", type=int, default=1,
                     help="compile with IREE and run every Nth mutant; the others stop after Estuary's lowering")
     ap.add_argument("--batch", type=int, default=1,
-                    help="cases each worker process runs in turn (a fork per case costs about 25 ms of CPU)")
+                    help="cases each worker process runs in turn (a fork per case costs more than most cases: docs/design.md)")
     ap.add_argument("--keep", action="store_true", help="keep every mutant, not only the bad ones")
     args = ap.parse_args()
     formats = tuple(f for f in args.formats.split(",") if f)

@@ -170,7 +170,7 @@ def serve(cases: Iterable[dict[str, Any]], jobs: int, memory: int, timeout: floa
     """Run `cases` ({format, path, log, result}) `jobs` at a time; yields their classified results.
 
     Each worker process runs up to `batch` cases one after the other, then a fresh one forks:
-    a fork per case costs more than most cases (about 25 ms of CPU), so long campaigns batch.
+    a fork per case costs more than most cases (docs/design.md), so long campaigns batch.
     A crash or hang ends the worker and is charged to the case it was running."""
     pending = list(cases)
     workers: list[_Worker] = []
