@@ -4,8 +4,9 @@ float16 precision, compiled with estuary.compile (BERT float32 with `estuary com
 the same module on torch CPU.
 
 Each package is converted once per module (conversion and compilation dominate). The CNNs run
-at 64 x 64 here; 224 x 224 is measured in docs/mlprogram.md. Errors are measured relative to the largest output magnitude: float32 within 1e-4, float16 (fp16 weights,
-computed in float32 by Estuary) within 1e-2.
+at 64 x 64 here; 224 x 224 is measured in docs/mlprogram.md. Errors are measured relative to the
+largest output magnitude: float32 within 1e-4, float16 (fp16 weights, computed in float32 by
+Estuary) within 1e-2.
 """
 import os
 import subprocess
