@@ -100,7 +100,7 @@ def _retune_softmax(func):
     choices = []
     for op in ops:
         text = str(op.attributes["lowering_config"])
-        tiles = {k: v for k in _KEYS if (v := _ints(text, k)) is not None}
+        tiles = _tiles(text)
         choices.append(softmax_tiles(rows[0][-1], tiles))
     if None in choices:
         return 0
@@ -131,7 +131,7 @@ def _retune_reduction_consumers(func, lanes):
         new = [t if t <= max(1, lanes // packed.get(i, 1)) else inner_vector(extents[i], lanes, packed.get(i, 1))
                for i, t in enumerate(inner)]
         if new != inner:
-            tiles = {k: v for k in _KEYS if (v := _ints(text, k)) is not None}
+            tiles = _tiles(text)
             tiles["vector_inner_parallel"] = new
             op.attributes["lowering_config"] = _lowering_config(tiles)
             changed = 1
@@ -151,7 +151,7 @@ def _tile_whole_row_packs(ops):
         if op.name != "linalg.pack" or not common or _ints(text, "vector_inner_parallel") is not None \
                 or all(common):
             continue
-        tiles = {k: v for k in _KEYS if (v := _ints(text, k)) is not None}
+        tiles = _tiles(text)
         tiles["vector_inner_parallel"] = [0 if t else 1 for t in common]
         op.attributes["lowering_config"] = _lowering_config(tiles)
         changed = 1
@@ -178,7 +178,7 @@ def _bound_reduction_rows(ops):
         return 0
     rows, step = choice
     for op in ops:
-        tiles = {k: v for k in _KEYS if (v := _ints(configs[id(op)], k)) is not None}
+        tiles = _tiles(configs[id(op)])
         common = tiles.get("vector_common_parallel")
         if op is root:
             tiles["distribution"] = [rows] + tiles["distribution"][1:]
@@ -204,6 +204,11 @@ def _packed_tiles(pack):
     if pos is None or tiles is None or (perm is not None and perm != sorted(perm)):
         return None
     return dict(zip(pos, tiles))
+
+
+def _tiles(text):
+    """{key in _KEYS: list} of a lowering config's text (the inverse of `_lowering_config`)."""
+    return {k: v for k in _KEYS if (v := _ints(text, k)) is not None}
 
 
 def _lowering_config(tiles):

@@ -9,7 +9,7 @@ import pytest
 
 import estuary
 from estuary.cli import main as cli_main
-from util import accumulator_package
+from util import accumulator_package, check_running_sum
 
 torch = pytest.importorskip("torch")
 
@@ -136,11 +136,7 @@ def test_info_lists_states(tmp_path, capsys):
         assert "state  acc: float16[2, 3]" in text and "input  acc" not in text and "output acc" not in text
     # a running sum kept on the device: x, then 2x, then 3x
     model = estuary.load(vmfb)
-    state = model.make_state()
-    x = np.arange(6, dtype=np.float32).reshape(2, 3)
-    for k in (1, 2, 3):
-        np.testing.assert_array_equal(model.run({"x": x}, state=state)["total"], k * x)
-    np.testing.assert_array_equal(state.read("acc"), (3 * x).astype(np.float16))
+    check_running_sum(model)
 
 
 def test_state_shared_between_functions(tmp_path):

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import estuary
-from util import accumulator_package
+from util import accumulator_package, check_running_sum
 
 torch = pytest.importorskip("torch")
 
@@ -227,11 +227,7 @@ def test_state_on_vulkan(tmp_path):
     copy): a running sum over three runs."""
     model = estuary.load(estuary.compile(accumulator_package(tmp_path), target="vulkan-spirv"))
     assert model.driver == "vulkan"
-    state = model.make_state()
-    x = np.arange(6, dtype=np.float32).reshape(2, 3)
-    for k in (1, 2, 3):
-        np.testing.assert_array_equal(model.run({"x": x}, state=state)["total"], k * x)
-    np.testing.assert_array_equal(state.read("acc"), (3 * x).astype(np.float16))
+    check_running_sum(model)
 
 
 def test_states_in_threads(tmp_path):

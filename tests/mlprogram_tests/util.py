@@ -56,3 +56,13 @@ def accumulator_package(tmp_path):
     path = str(tmp_path / "acc.mlpackage")
     ml.save(path)
     return path
+
+
+def check_running_sum(model):
+    """Three runs of `accumulator_package`'s model with one State: x, then 2x, then 3x, and the
+    state holds 3x in float16."""
+    state = model.make_state()
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    for k in (1, 2, 3):
+        np.testing.assert_array_equal(model.run({"x": x}, state=state)["total"], k * x)
+    np.testing.assert_array_equal(state.read("acc"), (3 * x).astype(np.float16))
