@@ -35,7 +35,8 @@ class Target:
 
 TARGETS = {t.name: t for t in (
     Target("llvm-cpu", "local-task", ("--iree-hal-target-device=local", "--iree-hal-local-target-device-backends=llvm-cpu"),
-           gpu=False, output_storage=True, target_flags=llvm_cpu.flags, retunes=True),
+           gpu=False, output_storage=True, after_lowering=("cpu-fuse-int8-padding",), target_flags=llvm_cpu.flags,
+           retunes=True),
     Target("vulkan-spirv", "vulkan", ("--iree-hal-target-device=vulkan",), gpu=True,
            after_lowering=("spirv-isolate-reductions",), target_flags=spirv.vulkan_flags),
     Target("cuda", "cuda", ("--iree-hal-target-device=cuda", "--iree-cuda-target=sm_80"), gpu=True),

@@ -30,3 +30,13 @@ def spirv_isolate_reductions(nn, options):
 
     with nn.context, ir.Location.unknown():
         return {"isolated_reductions": spirv.isolate_outer_reductions(nn.module)}
+
+
+@register("cpu-fuse-int8-padding")
+def cpu_fuse_int8_padding(nn, options):
+    """After lowering, for llvm-cpu: when every padding is an int8 convolution's, drop the int8
+    barriers and have IREE fuse the pads into the convolutions (backends/llvm_cpu/pad_fusion.py)."""
+    from estuary.backends.llvm_cpu import pad_fusion
+
+    with nn.context, ir.Location.unknown():
+        return {"fuse_int8_padding": True} if pad_fusion.fuse_int8_padding(nn.module) else None

@@ -6,7 +6,7 @@
 // barrier on llvm-cpu (so IREE data-tiles the int8 product that feeds it).
 // CHECK-LABEL: func.func @conv
 // CHECK: arith.xori %{{.*}}, %c-128_i8 : i8
-// CHECK: util.optimization_barrier %{{.*}} : tensor<1x5x5x2xi8>
+// CHECK: util.optimization_barrier {estuary.int8_pad_barrier} %{{.*}} : tensor<1x5x5x2xi8>
 // CHECK: tosa.const values(dense<-8> : tensor<1xi8>)
 // CHECK: tosa.const values(dense<-125> : tensor<1xi8>)
 // CHECK: tosa.conv2d {{.*}} pad([1, 1, 1, 1]) stride([2, 2]) dilation([1, 1]) acc_type(i32) {{.*}} -> tensor<1x3x3x3xi32>

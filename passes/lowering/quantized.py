@@ -6,10 +6,12 @@ Requantization is a linalg.generic in int64: acc * m >> s with m a 31-bit multip
 (m / 2^s = the real multiplier to ~2^-31 relative), rounding half away from zero, + zero point,
 clamped. Pool sums, softmax and table lookups are linalg/TOSA int32.
 
-On llvm-cpu a padded convolution reads its input through `util.optimization_barrier`. Without it
-IREE writes the producing int8 product (a 1x1 convolution before MobileNet's depthwise layers)
-straight into the padded buffer, which keeps it from data-tiling the product onto its VNNI
-matmul ukernel: the product then ran 10-20x slower than the ukernel. The barrier costs one more
+On llvm-cpu a padded convolution reads its input through a tagged `util.optimization_barrier`.
+Without it IREE writes the producing int8 product (a 1x1 convolution before MobileNet's depthwise
+layers) straight into the padded buffer, which keeps it from data-tiling the product onto its VNNI
+matmul ukernel: the product then ran 10-20x slower than the ukernel. When every padding of the
+module is an int8 convolution's, backends/llvm_cpu/pad_fusion.py removes the barriers again and
+has IREE fuse each pad into its convolution; otherwise they stay, at the cost of one more
 submission per layer and a copy into the padded buffer (measurements: docs/performance.md).
 """
 import math
@@ -18,6 +20,7 @@ import numpy as np
 from iree.compiler import ir
 from iree.compiler.dialects import arith, linalg, tensor, tosa, util
 
+from estuary.backends.llvm_cpu import pad_fusion
 from estuary.dialects.ops.pooling import valid_counts
 from estuary.passes.lowering import common as C
 from estuary.passes.lowering import lower
@@ -134,6 +137,7 @@ def lower_quantized_conv2d(n):
     x8, w8 = to_int8(x), to_int8(w)
     if any(a["padding"]) and n.options.target == "llvm-cpu":  # see the module docstring
         x8 = util.optimization_barrier([x8.type], [x8])
+        x8.owner.attributes[pad_fusion.BARRIER_TAG] = ir.UnitAttr.get()
     if bias is None:
         bias = C.const(np.zeros(o), "int32")
     izp = C.zero_point("int8", a["input_zero_point"] - 128)
@@ -167,7 +171,9 @@ def _pad_depth(v8, axis, zero_point, multiple=8):
         return v8
     pads = [(0, 0)] * len(C.shape_of(v8))
     pads[axis] = (0, -depth % multiple)
-    return C.pad_constant(v8, pads, zero_point, "int8")
+    padded = C.pad_constant(v8, pads, zero_point, "int8")
+    padded.owner.attributes[pad_fusion.DEPTH_PAD_TAG] = ir.UnitAttr.get()
+    return padded
 
 
 @lower("quantized_matmul")

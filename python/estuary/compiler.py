@@ -12,6 +12,7 @@ from typing import Any
 from estuary import integrity
 from estuary.backends import TARGETS, CompileOptions, abi, targets
 from estuary.backends.invoke import run_iree
+from estuary.backends.llvm_cpu import pad_fusion
 from estuary.errors import EstuaryError
 
 __all__ = ["Artifact", "CompileOptions", "TARGETS", "compile", "compile_nn", "signature_json"]
@@ -96,6 +97,8 @@ def lower_nn(nn: Any, options: CompileOptions, *, progress: Progress = False,
     flags = list(target.flags(options, keep_f64=bool(results.get("keep_f64"))))
     if results.get("narrow_weights"):
         flags += NARROW_WEIGHT_FLAGS
+    if results.get("fuse_int8_padding"):
+        flags.append(pad_fusion.FLAG)
     nn.target = options.target
     if target.output_storage:
         abi.output_storage(nn)
