@@ -34,11 +34,13 @@ def test_workgroup_counts_split_evenly():
 
 
 def test_rule_widens_small_image_tiles():
-    """Width <= 7: 7-pixel x 64-channel register tiles in workgroups of all rows and one equal
-    block of channels per worker (64-channel blocks on one worker); channels that do not split
-    into such blocks: balanced groups of rows x 64 channels."""
+    """Width <= 7: 7-pixel x 64-channel register tiles in workgroups of all rows x 64 channels
+    when those blocks balance between the workers; otherwise balanced groups of rows x 64
+    channels."""
     assert tile_rules.conv_tiles([1, 7, 7, 512], *IREE_7x7) == (
-        [0, 7, 7, 256, 0, 0, 0], [1, 1, 7, 64, 0, 0, 0], [0, 0, 0, 0, 1, 1, 4])
+        [0, 7, 7, 64, 0, 0, 0], [1, 1, 7, 64, 0, 0, 0], [0, 0, 0, 0, 1, 1, 4])
+    assert tile_rules.conv_tiles([1, 7, 7, 128], *IREE_7x7)[0] == [0, 7, 7, 64, 0, 0, 0]
+    assert tile_rules.conv_tiles([1, 7, 7, 192], *IREE_7x7)[0] == [0, 1, 7, 64, 0, 0, 0]  # 3 blocks: by rows
     assert tile_rules.conv_tiles([1, 7, 7, 64], *IREE_7x7)[0] == [0, 1, 7, 64, 0, 0, 0]  # 7 rows: nothing balances
     assert tile_rules.conv_tiles([1, 7, 7, 512], *IREE_7x7, workers=1) == (
         [0, 7, 7, 64, 0, 0, 0], [1, 1, 7, 64, 0, 0, 0], [0, 0, 0, 0, 1, 1, 4])

@@ -6,10 +6,11 @@ import re
 
 from iree.compiler import ir
 
-from estuary.backends.llvm_cpu.tile_rules import (MATVEC_TAG, PIPELINE, TRANSFORM_ROWS, TRANSFORM_TERMS, UNIT_TAG,
-                                                  batch_mmt4d_tiles, blocked_pointwise_tiles, conv_tiles,
-                                                  depthwise_tiles, inner_vector, reduction_rows, image_conv_tiles, matvec_tiles, pointwise_tiles,
-                                                  softmax_tiles, transform_tiles, transpose_tiles, unit_tiles)
+from estuary.backends.llvm_cpu.tile_rules import (MATVEC_TAG, PIPELINE, SPLIT_PER_WORKER, TRANSFORM_ROWS,
+                                                  TRANSFORM_TERMS, UNIT_TAG, batch_mmt4d_tiles, blocked_pointwise_tiles,
+                                                  conv_tiles, depthwise_tiles, inner_vector, reduction_rows,
+                                                  image_conv_tiles, matvec_tiles, pointwise_tiles, softmax_tiles,
+                                                  transform_tiles, transpose_tiles, unit_tiles)
 
 _KEYS = ("distribution", "vector_common_parallel", "vector_reduction", "vector_inner_parallel")
 _POINTWISE_MAPS = ("(d0, d1, d2, d3) -> (d3, d2)", "(d0, d1, d2, d3) -> (d0, d1, d2)")
@@ -271,13 +272,13 @@ def _transposed_image(op):
 
 
 def _retune_function(func, conv, lanes, workers):
-    changed = 0
+    changed, split = 0, plan_workers(workers)
     for op in _blocks(func):
         if "lowering_config" not in op.attributes or not op.results:
             continue
         image = _transposed_image(op)
         if image is not None:
-            choice = transpose_tiles(image, workers)
+            choice = transpose_tiles(image, split)
             if choice:
                 op.attributes["lowering_config"] = _lowering_config(choice)
                 changed += 1
@@ -289,15 +290,15 @@ def _retune_function(func, conv, lanes, workers):
         choice = None
         out = _shape(op.results[0])
         if op.name == "linalg.batch_mmt4d":
-            choice = batch_mmt4d_tiles(out, *lists, workers=workers)
+            choice = batch_mmt4d_tiles(out, *lists, workers=split)
         elif MATVEC_TAG in op.attributes:
             reduced = _shape(op.operands[0]) if op.operands else None
             extents = out + [reduced[-1]] if reduced and out is not None else None
             choice = matvec_tiles(reduced[-1], *lists, extents=extents, workers=workers) if reduced else None
         elif _is_blocked_pointwise(op, out):
-            choice = blocked_pointwise_tiles(out, lists[0], lanes, workers)
+            choice = blocked_pointwise_tiles(out, lists[0], lanes, split)
         elif _is_pointwise(op):
-            choice = pointwise_tiles(out, *lists, lanes=lanes, workers=workers) if out is not None else None
+            choice = pointwise_tiles(out, *lists, lanes=lanes, workers=split) if out is not None else None
         elif conv and len(op.results) == 1:
             filt = _shape(op.operands[1]) if len(op.operands) > 1 else None  # [KH, KW, C, F]
             window = filt[0] * filt[1] * filt[2] if filt is not None and len(filt) == 4 else None
@@ -306,9 +307,9 @@ def _retune_function(func, conv, lanes, workers):
             elif len(lists[0]) == 6:
                 choice = depthwise_tiles(out, *lists)
             else:
-                choice = conv_tiles(out, *lists, window=window, lanes=lanes, workers=workers)
+                choice = conv_tiles(out, *lists, window=window, lanes=lanes, workers=split)
                 if choice is None and lanes == 16 and filt is not None and len(filt) == 4:
-                    choice = image_conv_tiles(out, filt, *lists, workers=workers)
+                    choice = image_conv_tiles(out, filt, *lists, workers=split)
         if choice:
             op.attributes["lowering_config"] = _config(*choice)
             changed += 1
@@ -334,6 +335,14 @@ def native_lanes(target):
     return max(1, int(size.group(1)) // 4) if size else None
 
 
+def plan_workers(workers):
+    """The worker count the rules balance workgroups for: SPLIT_PER_WORKER times `workers` when
+    there are several. On a VM whose cores are slowed in turn by their neighbours, a dispatch of
+    one workgroup per worker waits for the slowest; with more, the other worker claims the rest
+    (docs/design.md, "llvm-cpu")."""
+    return workers * SPLIT_PER_WORKER if workers > 1 else workers
+
+
 def retune(module, workers, measured=True):
     """Rewrite the tiles of every llvm-cpu variant in a module configured by IREE (phase
     `executable-configurations`) for `workers` CPU workers; returns how many dispatches changed.
@@ -341,7 +350,8 @@ def retune(module, workers, measured=True):
     On every CPU, dispatches rooted at a row reduction get tiles that fit IREE's stack and vector
     limits (`_retune_reduction_consumers`). The measured rules (convolutions, recurrent products,
     softmax, Winograd transforms) apply to AVX-512 and AVX2 variants only; elsewhere IREE's own
-    choices stand, as they do everywhere without `measured` (`--disable-pass cpu-tiles`)."""
+    choices stand, as they do everywhere without `measured` (`--disable-pass cpu-tiles`).
+    Convolution and Winograd dispatches plan workgroups for `plan_workers(workers)`."""
     changed = 0
 
     def visit(op, lanes, native):

@@ -56,6 +56,7 @@ BLOCKED_MIN_AVX2 = 128
 BLOCKED_MIN_AVX512 = 512
 CLAIM = 8  # IREE's workers claim workgroups 8 at a time once a dispatch has 8 per worker, else 1
 REFERENCE_WORKERS = 2  # the worker count of the machine the rules were measured on (rule default)
+SPLIT_PER_WORKER = 2  # several workers: workgroups planned for this many times their count (retune.plan_workers)
 
 
 def balanced(count: int, workers: int = REFERENCE_WORKERS) -> bool:
@@ -91,9 +92,10 @@ def conv_tiles(out_shape: list[int], distribution: list[int], vector: list[int],
     is KH*KW*C when known; `lanes` the target's float32 vector lanes (8: `_conv_tiles_avx2`).
     The rules below are AVX-512's (16 lanes).
 
-    Width <= 7: rows of 7 pixels x 64 channels; workgroups of all rows and, with several
-    workers, one equal block of the output channels per worker, on one worker blocks of 64. When
-    the channels do not split so, as few rows per workgroup as keep the count `balanced`. Wider:
+    Width <= 7: rows of 7 pixels x 64 channels; workgroups of all rows and 64 channels (a 1.2 MB
+    weight block re-read per row, and several workgroups per worker, so that a worker slowed by
+    its neighbours does not hold up the dispatch). When the blocks are not `balanced`, as few rows
+    per workgroup as keep the count so. Wider:
     rows of up to 14 pixels (the whole row when it fits, else IREE's 7 or 8) x 32 channels, 8
     input channels per reduction step (2 for rows of 12-14 pixels, whose 24-28 accumulators
     leave LLVM too few registers for 8). Workgroups wider than 14: about 392 output pixels
@@ -109,9 +111,8 @@ def conv_tiles(out_shape: list[int], distribution: list[int], vector: list[int],
     if width <= SMALL_WIDTH:
         if pixels > SMALL_WIDTH:
             return None
-        block = out_shape[3] // workers if workers > 1 else CHANNELS
-        if block % CHANNELS == 0:  # one block of output channels per worker, all rows
-            return ([0, out_shape[1], pixels, block, 0, 0, 0], [1, 1, pixels, CHANNELS, 0, 0, 0],
+        if workers == 1 or balanced(out_shape[3] // CHANNELS, workers):  # all rows, 64 channels
+            return ([0, out_shape[1], pixels, CHANNELS, 0, 0, 0], [1, 1, pixels, CHANNELS, 0, 0, 0],
                     reduction[:6] + [REDUCTION_UNROLL])
         rows = balanced_rows(out_shape[1], 1, out_shape[3] // CHANNELS, workers)
         return ([0, rows, pixels, CHANNELS, 0, 0, 0], [1, 1, pixels, CHANNELS, 0, 0, 0],
