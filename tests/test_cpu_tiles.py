@@ -534,3 +534,11 @@ def test_depthwise_convolution_matches_onnxruntime(tmp_path, hw, stride):
     ref = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(["y"], feeds)[0]
     for art in (estuary.compile(path), estuary.compile(path, disable_passes=["cpu-tiles"])):
         np.testing.assert_allclose(estuary.load(art).run(feeds)["y"], ref, rtol=1e-4, atol=1e-4)
+
+
+def test_several_workers_plan_twice_the_workgroups():
+    """Convolution dispatches are balanced for twice the workers when there are several (one
+    workgroup per worker waits for the slowest core); one worker plans for one."""
+    from estuary.backends.llvm_cpu.retune import plan_workers
+
+    assert [plan_workers(n) for n in (1, 2, 4)] == [1, 4, 8]

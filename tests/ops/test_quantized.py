@@ -179,3 +179,32 @@ def test_conv_softmax_on_vulkan(rng):
     _within_one(got["conv"], ref.transpose(0, 2, 3, 1))
     e = np.exp(0.08 * (sm - sm.max(-1, keepdims=True).astype(np.float64)))
     _within_one(got["sm"], np.clip(_away(e / e.sum(-1, keepdims=True) * 256), 0, 255))
+
+
+def test_int8_padding_fused_only_when_every_padding_is_an_int8_convolutions():
+    """llvm-cpu: a module whose only paddings are int8 convolutions' compiles with IREE's consumer
+    pad fusion and without the barriers; a padded int8 average pooling beside them keeps both as
+    they were (backends/llvm_cpu/pad_fusion.py)."""
+    from estuary.backends import CompileOptions
+    from estuary.backends.llvm_cpu import pad_fusion
+    from estuary.compiler import lower_nn
+
+    attrs = dict(input_zero_point=120, filter_zero_point=3, multiplier=0.01, output_zero_point=9, padding=[1, 1, 1, 1])
+    w = np.ones((4, 3, 3, 3), np.uint8)
+
+    def lowered(with_pool):
+        g = Graph()
+        x = g.input("x", TensorSpec((1, 6, 6, 3), "uint8"))
+        y = g.op("quantized_conv2d", [x, g.constant(w, TensorSpec(w.shape, "uint8"))], attrs)
+        outs = [("y", y)]
+        if with_pool:
+            outs.append(("p", g.op("quantized_average_pool2d", [y], dict(window_dimensions=[3, 3],
+                                                                         padding=[1, 1, 1, 1]))))
+        nn = g.finish(outs)
+        flags, _ = lower_nn(nn, CompileOptions.create())
+        return flags, str(nn.module).count("util.optimization_barrier")
+
+    flags, barriers = lowered(False)
+    assert pad_fusion.FLAG in flags and barriers == 0
+    flags, barriers = lowered(True)
+    assert pad_fusion.FLAG not in flags and barriers == 1
