@@ -21,9 +21,10 @@ sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 import models  # noqa: E402
 import run as bench  # noqa: E402
 
+INT8 = "mobilenet_int8"  # benchmarks/int8.py's NNAPI quant8 MobileNet (its own form: nnapi)
 CPUS = ["x86-64-v2", "x86-64-v3", "x86-64-v4", "haswell", "skylake-avx512", "icelake-server", "sapphirerapids",
         "emeraldrapids", "znver3", "znver4", "aarch64:generic", "aarch64:neoverse-v1", "aarch64:apple-m1"]
-MODELS = list(models.MODELS) + ["transformer_prenorm"]
+MODELS = list(models.MODELS) + ["resnet50", "mobilenetv2", "transformer_prenorm", INT8]
 AARCH64_TRIPLE = "--iree-llvmcpu-target-triple=aarch64-unknown-linux-gnu"
 
 _CHILD = r"""
@@ -58,6 +59,21 @@ def compile_cell(path, cpu, timeout):
     return result["ok"], seconds, result.get("error", "")
 
 
+def _forms(name, formats, work):
+    """(form, path) of each form of model `name` to compile: the benchmark's converted forms, or
+    the int8 MobileNet's NNAPI JSON."""
+    if name == INT8:
+        import numpy as np
+
+        import int8
+        rng = np.random.default_rng(2026)
+        path = os.path.join(work, f"{name}.nnapi.json")
+        int8.nnapi_model(int8.layers(rng), int8._fc(rng), 1).to_json(path)
+        return [("nnapi", path)]
+    model = models.MODELS_ALL[name]()[0]
+    return [(fmt, bench.emit(model, name, fmt, work)) for fmt in formats]
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--cpus", default=",".join(CPUS))
@@ -69,9 +85,7 @@ def main(argv=None):
     cells = []
     with tempfile.TemporaryDirectory() as work:
         for name in args.models.split(","):
-            model = models.MODELS_ALL[name]()[0]
-            for fmt in args.formats.split(","):
-                path = bench.emit(model, name, fmt, work)
+            for fmt, path in _forms(name, args.formats.split(","), work):
                 for cpu in args.cpus.split(","):
                     ok, seconds, message = compile_cell(path, cpu, args.timeout)
                     cells.append({"model": name, "format": fmt, "cpu": cpu, "ok": ok, "seconds": round(seconds, 1),
