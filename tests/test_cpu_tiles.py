@@ -539,6 +539,4 @@ def test_depthwise_convolution_matches_onnxruntime(tmp_path, hw, stride):
 def test_several_workers_plan_twice_the_workgroups():
     """Convolution dispatches are balanced for twice the workers when there are several (one
     workgroup per worker waits for the slowest core); one worker plans for one."""
-    from estuary.backends.llvm_cpu.retune import plan_workers
-
-    assert [plan_workers(n) for n in (1, 2, 4)] == [1, 4, 8]
+    assert [tile_rules.plan_workers(n) for n in (1, 2, 4)] == [1, 4, 8]

@@ -6,11 +6,11 @@ import re
 
 from iree.compiler import ir
 
-from estuary.backends.llvm_cpu.tile_rules import (MATVEC_TAG, PIPELINE, SPLIT_PER_WORKER, TRANSFORM_ROWS,
-                                                  TRANSFORM_TERMS, UNIT_TAG, batch_mmt4d_tiles, blocked_pointwise_tiles,
+from estuary.backends.llvm_cpu.tile_rules import (MATVEC_TAG, PIPELINE, TRANSFORM_ROWS, TRANSFORM_TERMS,
+                                                  UNIT_TAG, batch_mmt4d_tiles, blocked_pointwise_tiles,
                                                   conv_tiles, depthwise_tiles, inner_vector, reduction_rows,
-                                                  image_conv_tiles, matvec_tiles, pointwise_tiles, softmax_tiles,
-                                                  transform_tiles, transpose_tiles, unit_tiles)
+                                                  image_conv_tiles, matvec_tiles, plan_workers, pointwise_tiles,
+                                                  softmax_tiles, transform_tiles, transpose_tiles, unit_tiles)
 
 _KEYS = ("distribution", "vector_common_parallel", "vector_reduction", "vector_inner_parallel")
 _POINTWISE_MAPS = ("(d0, d1, d2, d3) -> (d3, d2)", "(d0, d1, d2, d3) -> (d0, d1, d2)")
@@ -333,14 +333,6 @@ def native_lanes(target):
     AVX, NEON, SVE...), else None."""
     size = re.search(r"native_vector_size = (\d+)", target)
     return max(1, int(size.group(1)) // 4) if size else None
-
-
-def plan_workers(workers):
-    """The worker count the rules balance workgroups for: SPLIT_PER_WORKER times `workers` when
-    there are several. On a VM whose cores are slowed in turn by their neighbours, a dispatch of
-    one workgroup per worker waits for the slowest; with more, the other worker claims the rest
-    (docs/design.md, "llvm-cpu")."""
-    return workers * SPLIT_PER_WORKER if workers > 1 else workers
 
 
 def retune(module, workers, measured=True):

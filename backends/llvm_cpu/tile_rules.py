@@ -56,7 +56,15 @@ BLOCKED_MIN_AVX2 = 128
 BLOCKED_MIN_AVX512 = 512
 CLAIM = 8  # IREE's workers claim workgroups 8 at a time once a dispatch has 8 per worker, else 1
 REFERENCE_WORKERS = 2  # the worker count of the machine the rules were measured on (rule default)
-SPLIT_PER_WORKER = 2  # several workers: workgroups planned for this many times their count (retune.plan_workers)
+SPLIT_PER_WORKER = 2  # several workers: workgroups planned for this many times their count (plan_workers)
+
+
+def plan_workers(workers: int) -> int:
+    """The worker count the convolution rules balance workgroups for: SPLIT_PER_WORKER times
+    `workers` when there are several. On a VM whose cores are slowed in turn by their neighbours,
+    a dispatch of one workgroup per worker waits for the slowest; with more, the other worker
+    claims the rest (docs/design.md, "llvm-cpu")."""
+    return workers * SPLIT_PER_WORKER if workers > 1 else workers
 
 
 def balanced(count: int, workers: int = REFERENCE_WORKERS) -> bool:
