@@ -220,11 +220,13 @@ def test_pointwise_convolution_matches_onnxruntime(tmp_path, hw, c, f, stride, p
 
 
 @pytest.mark.parametrize("hw, expand, out, residual", [(14, 96, 160, False), (7, 96, 64, True),
-                                                      (8, 64, 96, False)])
+                                                      (8, 64, 96, False), (28, 144, 24, True),
+                                                      (16, 96, 32, False)])
 def test_inverted_residual_block_matches_onnxruntime(tmp_path, monkeypatch, hw, expand, out, residual):
     """MobileNetV2's inverted residual block: its linear 1x1 projection of the depthwise
     convolution's result takes blocked weights on AVX-512 (`pointwise_block`, projection),
-    with an odd count of blocks (160) and before a residual add."""
+    with an odd count of blocks (160), before a residual add, and in 8- and 16-channel blocks
+    (24 and 32 channels)."""
     from estuary.passes.lowering import pointwise
 
     asked = []
@@ -406,7 +408,10 @@ def test_avx512_blocked_pointwise_rule():
     assert rule([7, 7, 8, 64], [1, 7, 8, 64, 0], 16) == ([7, 7, 1, 0, 0], [1, 7, 1, 64, 0], [0, 0, 0, 0, 2])
     assert rule([8, 8, 16, 32], [1, 8, 16, 32, 0], 16) == ([1, 8, 2, 0, 0], [1, 8, 1, 32, 0], [0, 0, 0, 0, 4])
     assert rule([25, 8, 64], [5, 8, 64, 0], 16) is None   # no tile of 7 or 8 pixels divides 25
-    assert rule([196, 16, 16], [14, 16, 32, 0], 16) is None  # not a block width of these rules
+    assert rule([196, 16, 24], [14, 16, 32, 0], 16) is None  # not a block width of these rules
+    # projections in 16- and 8-channel blocks: 16 pixels a register tile, 8 input channels a step
+    assert rule([784, 2, 16], [28, 2, 16, 0], 16) == ([16, 1, 0, 0], [16, 1, 16, 0], [0, 0, 0, 8])
+    assert rule([3136, 3, 8], [56, 3, 8, 0], 16) == ([64, 1, 0, 0], [16, 1, 8, 0], [0, 0, 0, 8])
     assert rule([196, 16, 32], [14, 16, 32, 0]) == ([98, 2, 0, 0], [2, 1, 32, 0], [0, 0, 0, 8])  # AVX2
     # an odd count of 32-channel blocks (a 160-channel projection): one block a workgroup
     assert rule([49, 5, 32], [7, 5, 32, 0], 16) == ([49, 1, 0, 0], [7, 1, 32, 0], [0, 0, 0, 4])
@@ -416,8 +421,11 @@ def test_avx512_blocked_pointwise_rule():
 @pytest.mark.parametrize("oh, ow, f, lanes, strided, projection, block", [
     (14, 14, 160, 16, False, True, 32), (7, 7, 320, 16, False, True, 32),  # projections
     (14, 14, 160, 16, False, False, None),
-    (14, 14, 32, 16, False, True, None),   # one block: IREE would fold it away
-    (14, 14, 48, 16, False, True, None),   # not a multiple of 32
+    (28, 28, 32, 16, False, True, 16), (56, 56, 24, 16, False, True, 8),  # narrow projections
+    (112, 112, 16, 16, False, True, 8), (14, 14, 48, 16, False, True, 16),
+    (14, 14, 8, 16, False, True, None),    # one block: IREE would fold it away
+    (14, 14, 20, 16, False, True, None),   # not a multiple of 8
+    (5, 5, 32, 16, False, True, None),     # no register tile divides 25 pixels
     (14, 14, 160, 8, False, True, None),   # AVX2: no projection rule
 ])
 def test_projection_block(oh, ow, f, lanes, strided, projection, block):

@@ -54,6 +54,8 @@ BLOCKED_GROUP_PIXELS = 98  # pixels per workgroup at most for blocked 1x1 produc
 # and pay a copy into the next layer's padded buffer (IREE does not write through the reshape)
 BLOCKED_MIN_AVX2 = 128
 BLOCKED_MIN_AVX512 = 512
+PROJECTION_BLOCKS = (WIDE_LANES, 16, 8)  # AVX-512 projections' block widths, widest first (`_projection_block`)
+NARROW_BLOCK_PIXELS = 16  # register-tile pixels for 16- and 8-channel blocks (16 accumulators)
 CLAIM = 8  # IREE's workers claim workgroups 8 at a time once a dispatch has 8 per worker, else 1
 REFERENCE_WORKERS = 2  # the worker count of the machine the rules were measured on (rule default)
 SPLIT_PER_WORKER = 2  # several workers: workgroups planned for this many times their count (plan_workers)
@@ -238,28 +240,40 @@ def pointwise_block(height: int, width: int, channels: int, lanes: int | None, s
     WIDE_LANES (CHANNELS at width <= SMALL_WIDTH), at least BLOCKED_MIN_AVX512 channels, where
     `_blocked_pixels` has a register tile (IREE folds an unstrided product's pixel loops).
     A `projection` (a product of a depthwise convolution's result that no padding follows) takes
-    blocks of WIDE_LANES from 2 * WIDE_LANES channels on AVX-512: as [C, F] IREE data-tiles it
-    and packs its input inside the depthwise convolution's dispatch (pointwise.py)."""
+    blocks on AVX-512 whenever it has two or more (`_projection_block`): as [C, F], or as one
+    block, IREE data-tiles it and packs its input inside the depthwise convolution's dispatch
+    (pointwise.py)."""
     if lanes == 8:
         if channels % CHANNELS:
             return None
         return AVX2_LANES if channels >= BLOCKED_MIN_AVX2 and width % AVX2_PIXELS == 0 else None
     shape = [height, width] if strided and height > 1 else [height * width]  # IREE drops a unit height
-    if lanes != 16 or not _blocked_pixels(shape):
+    if lanes != 16:
         return None
-    if channels % CHANNELS == 0 and channels >= BLOCKED_MIN_AVX512:
+    if channels % CHANNELS == 0 and channels >= BLOCKED_MIN_AVX512 and _blocked_pixels(shape, WIDE_LANES):
         return CHANNELS if width <= SMALL_WIDTH else WIDE_LANES
-    if projection and channels % WIDE_LANES == 0 and channels >= 2 * WIDE_LANES:
-        return WIDE_LANES
-    return None
+    block = _projection_block(channels) if projection else None
+    return block if block and _blocked_pixels(shape, block) else None
 
 
-def _blocked_pixels(pixels: list[int]) -> int | None:
-    """AVX-512 register-tile pixels for a blocked product over `pixels`, [OH, OW] (strided: the
-    tile is part of a row) or [OH * OW] (folded): the whole row up to SMALL_WIDTH, else 7 or 8
-    pixels that divide the row (or the folded loop); None when none does."""
+def _projection_block(channels: int) -> int | None:
+    """Output channels per block for an AVX-512 projection of `channels` outputs: the widest of
+    PROJECTION_BLOCKS that makes at least two blocks, else None. (IREE folds a single block's
+    unit loop and data-tiles the product again.)"""
+    return next((b for b in PROJECTION_BLOCKS if channels % b == 0 and channels >= 2 * b), None)
+
+
+def _blocked_pixels(pixels: list[int], block: int) -> int | None:
+    """AVX-512 register-tile pixels for a product in blocks of `block` channels over `pixels`,
+    [OH, OW] (strided: the tile is part of a row) or [OH * OW] (folded): the whole row up to
+    SMALL_WIDTH, else 7 or 8 pixels that divide the row (or the folded loop), or for blocks
+    narrower than WIDE_LANES (one register or less a pixel) up to NARROW_BLOCK_PIXELS; None when
+    none does."""
     row = pixels[-1]
-    sizes = (row,) if len(pixels) == 2 and row <= SMALL_WIDTH else (7, 8)
+    if len(pixels) == 2 and row <= SMALL_WIDTH:
+        sizes: tuple[int, ...] = (row,)
+    else:
+        sizes = (NARROW_BLOCK_PIXELS, 14, 8, 7) if block < WIDE_LANES else (7, 8)
     return next((size for size in sizes if row % size == 0), None)
 
 
@@ -273,7 +287,7 @@ def blocked_pointwise_tiles(out_shape: list[int], distribution: list[int], lanes
     up to BLOCKED_GROUP_PIXELS that divide the pixel loop (`balanced` where some does). None when
     the shape does not fit (IREE's tiles then stay)."""
     block = out_shape[-1] if out_shape else None
-    if len(out_shape) not in (3, 4) or block not in ((AVX2_LANES,) if lanes == 8 else (WIDE_LANES, CHANNELS)):
+    if len(out_shape) not in (3, 4) or block not in ((AVX2_LANES,) if lanes == 8 else (*PROJECTION_BLOCKS, CHANNELS)):
         return None
     assert block is not None
     per_group = max(1, CHANNELS // block)
@@ -286,8 +300,8 @@ def blocked_pointwise_tiles(out_shape: list[int], distribution: list[int], lanes
         pixels = AVX2_PIXELS if out_shape[-3] % AVX2_PIXELS == 0 else None
         unroll = AVX2_UNROLL
     else:
-        pixels = _blocked_pixels(out_shape[:-2])
-        unroll = REDUCTION_UNROLL if block == WIDE_LANES else POINTWISE_UNROLL
+        pixels = _blocked_pixels(out_shape[:-2], block)
+        unroll = {CHANNELS: POINTWISE_UNROLL, WIDE_LANES: REDUCTION_UNROLL}.get(block, WIDE_UNROLL)
     if pixels is None:
         return None
     groups = out_shape[-2] // per_group

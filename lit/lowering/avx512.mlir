@@ -57,6 +57,24 @@ func.func @projection(%x: tensor<1x14x14x16xf32>) -> (tensor<1x14x14x160xf32>, t
 
 // -----
 
+// Narrower projections take the widest of 16 or 8 channels that makes two blocks or more: 32
+// channels as 2 x 16, 24 as 3 x 8 (one block IREE would fold away and data-tile again).
+// CHECK-LABEL: func.func @narrow_projection
+// CHECK: tosa.depthwise_conv2d
+// CHECK: linalg.generic {{.*}} ins({{.*}} : tensor<28x28x16xf32>, tensor<2x16x16xf32>) outs({{.*}} : tensor<28x28x2x16xf32>)
+// CHECK: linalg.generic {{.*}} ins({{.*}} : tensor<28x28x16xf32>, tensor<3x16x8xf32>) outs({{.*}} : tensor<28x28x3x8xf32>)
+func.func @narrow_projection(%x: tensor<1x28x28x16xf32>) -> (tensor<1x28x28x32xf32>, tensor<1x28x28x24xf32>) {
+  %d = "nn.constant"() {value = dense<0.5> : tensor<16x1x3x3xf32>} : () -> tensor<16x1x3x3xf32>
+  %w = "nn.constant"() {value = dense<0.25> : tensor<32x16x1x1xf32>} : () -> tensor<32x16x1x1xf32>
+  %v = "nn.constant"() {value = dense<0.25> : tensor<24x16x1x1xf32>} : () -> tensor<24x16x1x1xf32>
+  %0 = "nn.conv2d"(%x, %d) {padding = array<i64: 1, 1, 1, 1>, groups = 16 : i64, input_layout = "nhwc", operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<1x28x28x16xf32>, tensor<16x1x3x3xf32>) -> tensor<1x28x28x16xf32>
+  %1 = "nn.conv2d"(%0, %w) {input_layout = "nhwc", operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<1x28x28x16xf32>, tensor<32x16x1x1xf32>) -> tensor<1x28x28x32xf32>
+  %2 = "nn.conv2d"(%0, %v) {input_layout = "nhwc", operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<1x28x28x16xf32>, tensor<24x16x1x1xf32>) -> tensor<1x28x28x24xf32>
+  return %1, %2 : tensor<1x28x28x32xf32>, tensor<1x28x28x24xf32>
+}
+
+// -----
+
 // Fewer than 512 output channels, or a pixel count no register tile of 7 or 8 divides: [C, F]
 // weights, loops (oh, ow, f, c).
 // CHECK-LABEL: func.func @unblocked
