@@ -23,12 +23,16 @@ IREE_7x7 = ([0, 1, 7, 64, 0, 0, 0], [1, 1, 7, 16, 0, 0, 0], [0, 0, 0, 0, 1, 1, 8
 
 def test_workgroup_counts_split_evenly():
     """IREE's workers claim a dispatch's workgroups one at a time below 8 per worker, else 8 at
-    a time: 14 or 16 split evenly between two workers, 56 (32 / 24) or 25 do not."""
-    assert [n for n in (1, 6, 8, 14, 16, 25, 28, 32, 36, 56, 112) if tile_rules.balanced(n)] == [6, 8, 14, 16, 32, 112]
-    assert tile_rules.balanced(12, workers=4) and not tile_rules.balanced(14, workers=4)
+    a time: 16 splits evenly between two workers, 56 (32 / 24), 28 (16 / 12) or 25 do not.
+    Claimed one at a time, a count is planned in two shares per worker (`plan_workers`); without
+    `split` any multiple of the workers will do."""
+    counts = (1, 6, 8, 12, 14, 16, 25, 28, 32, 36, 56, 112)
+    assert [n for n in counts if tile_rules.balanced(n)] == [8, 12, 16, 32, 112]
+    assert [n for n in counts if tile_rules.balanced(n, split=False)] == [6, 8, 12, 14, 16, 32, 112]
+    assert tile_rules.balanced(16, workers=4) and not tile_rules.balanced(12, workers=4)
     assert tile_rules.balanced_rows(7, 1, 8) == 7       # 7 rows x 8 channel blocks: 56 -> 8 workgroups
     assert tile_rules.balanced_rows(224, 8) == 14       # the image transpose: 28 -> 16
-    assert tile_rules.balanced_rows(250, 10) == 25      # a 1000-class classifier's 250-row blocks: 25 -> 10
+    assert tile_rules.balanced_rows(250, 10, split=False) == 25  # a 1000-class classifier's 250-row blocks: 25 -> 10
     assert tile_rules.balanced_rows(256, 32) == 32      # already 8
     assert tile_rules.balanced_rows(31, 8) == 8         # nothing balances: unchanged
 
@@ -39,7 +43,8 @@ def test_rule_widens_small_image_tiles():
     channels."""
     assert tile_rules.conv_tiles([1, 7, 7, 512], *IREE_7x7) == (
         [0, 7, 7, 64, 0, 0, 0], [1, 1, 7, 64, 0, 0, 0], [0, 0, 0, 0, 1, 1, 4])
-    assert tile_rules.conv_tiles([1, 7, 7, 128], *IREE_7x7)[0] == [0, 7, 7, 64, 0, 0, 0]
+    assert tile_rules.conv_tiles([1, 7, 7, 256], *IREE_7x7)[0] == [0, 7, 7, 64, 0, 0, 0]
+    assert tile_rules.conv_tiles([1, 7, 7, 128], *IREE_7x7)[0] == [0, 1, 7, 64, 0, 0, 0]  # 2 blocks: not 4 shares
     assert tile_rules.conv_tiles([1, 7, 7, 192], *IREE_7x7)[0] == [0, 1, 7, 64, 0, 0, 0]  # 3 blocks: by rows
     assert tile_rules.conv_tiles([1, 7, 7, 64], *IREE_7x7)[0] == [0, 1, 7, 64, 0, 0, 0]  # 7 rows: nothing balances
     assert tile_rules.conv_tiles([1, 7, 7, 512], *IREE_7x7, workers=1) == (
@@ -93,8 +98,11 @@ def test_pointwise_rule():
     assert tile_rules.pointwise_tiles([14, 14, 512], *iree) == ([7, 14, 64, 0], [1, 7, 32, 0], [0, 0, 0, 4])
     assert tile_rules.pointwise_tiles([7, 7, 1024], [7, 7, 64, 0], [1, 7, 16, 0], [0, 0, 0, 16]) == (
         [7, 7, 64, 0], [1, 7, 64, 0], [0, 0, 0, 2])
+    # wider than 14: about 392 pixels (7 rows of 56: 16 workgroups, where 4 rows made 28, 16 / 12)
     assert tile_rules.pointwise_tiles([56, 56, 128], [8, 56, 64, 0], [1, 8, 16, 0], [0, 0, 0, 16]) == (
-        [1, 56, 64, 0], [1, 8, 32, 0], [0, 0, 0, 4])
+        [7, 56, 64, 0], [1, 8, 32, 0], [0, 0, 0, 4])
+    # none balances from 14 rows up (6 or 3 workgroups): the most rows below that do (12)
+    assert tile_rules.pointwise_tiles([28, 28, 192], [4, 28, 64, 0], [1, 7, 16, 0], [0, 0, 0, 16])[0] == [7, 28, 64, 0]
     assert tile_rules.pointwise_tiles([14, 14, 96], *iree) is None      # channels not a multiple of 64
     assert tile_rules.pointwise_tiles([14, 14, 512], iree[0], [1, 7, 8, 0], iree[2]) is None  # not AVX-512
 
@@ -108,12 +116,13 @@ def test_transpose_rule():
 
 
 def test_winograd_product_rule_takes_six_batches():
-    """The 36 batched products of a Winograd convolution: 6 batches with all their rows and
-    columns per workgroup (6 workgroups, which two workers claim one at a time); other batched
-    products keep IREE's workgroups."""
+    """The 36 batched products of a Winograd convolution: 3 batches with all their rows and
+    columns per workgroup (12 workgroups, which two workers claim one at a time; 3 on one
+    worker); other batched products keep IREE's workgroups."""
     iree = ([1, 1, 2, 0, 0, 0, 0], [1, 1, 1, 0, 16, 16, 0], [0, 0, 0, 1, 0, 0, 1])
-    assert tile_rules.batch_mmt4d_tiles([36, 13, 4, 16, 16], *iree) == ([6, 13, 0, 0, 0, 0, 0], iree[1], iree[2])
-    assert tile_rules.batch_mmt4d_tiles([36, 1, 16, 16, 16], *iree)[0] == [6, 1, 0, 0, 0, 0, 0]
+    assert tile_rules.batch_mmt4d_tiles([36, 13, 4, 16, 16], *iree) == ([3, 13, 0, 0, 0, 0, 0], iree[1], iree[2])
+    assert tile_rules.batch_mmt4d_tiles([36, 1, 16, 16, 16], *iree)[0] == [3, 1, 0, 0, 0, 0, 0]
+    assert tile_rules.batch_mmt4d_tiles([36, 1, 16, 16, 16], *iree, workers=1)[0] == [12, 1, 0, 0, 0, 0, 0]
     assert tile_rules.batch_mmt4d_tiles([4, 8, 8, 16, 16], *iree) is None  # attention heads
 
 
@@ -447,10 +456,11 @@ def test_pointwise_block(oh, ow, f, lanes, strided, block):
 
 def test_image_convolution_rule():
     """An image (3 channels) into 32 channels on AVX-512: IREE's pixels x 32 channels, a whole
-    filter row of every channel per reduction step, >= 8-row balanced workgroups."""
+    filter row of every channel per reduction step, >= 8-row balanced workgroups (8 rows make 14,
+    not 4 shares of two workers; 14 rows make 8)."""
     iree = ([0, 16, 56, 32, 0, 0, 0], [1, 1, 8, 16, 0, 0, 0], [0, 0, 0, 0, 1, 1, 3])
     assert tile_rules.image_conv_tiles([1, 112, 112, 32], [3, 3, 3, 32], *iree) == (
-        [0, 8, 112, 32, 0, 0, 0], [1, 1, 8, 32, 0, 0, 0], [0, 0, 0, 0, 1, 3, 3])
+        [0, 14, 112, 32, 0, 0, 0], [1, 1, 8, 32, 0, 0, 0], [0, 0, 0, 0, 1, 3, 3])
     assert tile_rules.image_conv_tiles([1, 112, 112, 64], [3, 3, 3, 64], *iree) is None  # conv_tiles' case
     assert tile_rules.image_conv_tiles([1, 112, 112, 32], [3, 3, 16, 32], *iree) is None  # not an image
     assert tile_rules.image_conv_tiles([1, 14, 14, 32], [3, 3, 3, 32], *iree) is None  # a register tile's row

@@ -9,7 +9,7 @@ from iree.compiler import ir
 from estuary.backends.llvm_cpu.tile_rules import (MATVEC_TAG, PIPELINE, TRANSFORM_ROWS, TRANSFORM_TERMS,
                                                   UNIT_TAG, batch_mmt4d_tiles, blocked_pointwise_tiles,
                                                   conv_tiles, depthwise_tiles, inner_vector, reduction_rows,
-                                                  image_conv_tiles, matvec_tiles, plan_workers, pointwise_tiles,
+                                                  image_conv_tiles, matvec_tiles, pointwise_tiles,
                                                   softmax_tiles, transform_tiles, transpose_tiles, unit_tiles)
 
 _KEYS = ("distribution", "vector_common_parallel", "vector_reduction", "vector_inner_parallel")
@@ -272,13 +272,13 @@ def _transposed_image(op):
 
 
 def _retune_function(func, conv, lanes, workers):
-    changed, split = 0, plan_workers(workers)
+    changed = 0
     for op in _blocks(func):
         if "lowering_config" not in op.attributes or not op.results:
             continue
         image = _transposed_image(op)
         if image is not None:
-            choice = transpose_tiles(image, split)
+            choice = transpose_tiles(image, workers)
             if choice:
                 op.attributes["lowering_config"] = _lowering_config(choice)
                 changed += 1
@@ -290,15 +290,15 @@ def _retune_function(func, conv, lanes, workers):
         choice = None
         out = _shape(op.results[0])
         if op.name == "linalg.batch_mmt4d":
-            choice = batch_mmt4d_tiles(out, *lists, workers=split)
+            choice = batch_mmt4d_tiles(out, *lists, workers=workers)
         elif MATVEC_TAG in op.attributes:
             reduced = _shape(op.operands[0]) if op.operands else None
             extents = out + [reduced[-1]] if reduced and out is not None else None
             choice = matvec_tiles(reduced[-1], *lists, extents=extents, workers=workers) if reduced else None
         elif _is_blocked_pointwise(op, out):
-            choice = blocked_pointwise_tiles(out, lists[0], lanes, split)
+            choice = blocked_pointwise_tiles(out, lists[0], lanes, workers)
         elif _is_pointwise(op):
-            choice = pointwise_tiles(out, *lists, lanes=lanes, workers=split) if out is not None else None
+            choice = pointwise_tiles(out, *lists, lanes=lanes, workers=workers) if out is not None else None
         elif conv and len(op.results) == 1:
             filt = _shape(op.operands[1]) if len(op.operands) > 1 else None  # [KH, KW, C, F]
             window = filt[0] * filt[1] * filt[2] if filt is not None and len(filt) == 4 else None
@@ -307,9 +307,9 @@ def _retune_function(func, conv, lanes, workers):
             elif len(lists[0]) == 6:
                 choice = depthwise_tiles(out, *lists)
             else:
-                choice = conv_tiles(out, *lists, window=window, lanes=lanes, workers=split)
+                choice = conv_tiles(out, *lists, window=window, lanes=lanes, workers=workers)
                 if choice is None and lanes == 16 and filt is not None and len(filt) == 4:
-                    choice = image_conv_tiles(out, filt, *lists, workers=split)
+                    choice = image_conv_tiles(out, filt, *lists, workers=workers)
         if choice:
             op.attributes["lowering_config"] = _config(*choice)
             changed += 1
@@ -343,7 +343,7 @@ def retune(module, workers, measured=True):
     limits (`_retune_reduction_consumers`). The measured rules (convolutions, recurrent products,
     softmax, Winograd transforms) apply to AVX-512 and AVX2 variants only; elsewhere IREE's own
     choices stand, as they do everywhere without `measured` (`--disable-pass cpu-tiles`).
-    Convolution and Winograd dispatches plan workgroups for `plan_workers(workers)`."""
+    Workgroup counts are `tile_rules.balanced` for `workers`."""
     changed = 0
 
     def visit(op, lanes, native):

@@ -62,25 +62,30 @@ SPLIT_PER_WORKER = 2  # several workers: workgroups planned for this many times 
 
 
 def plan_workers(workers: int) -> int:
-    """The worker count the convolution rules balance workgroups for: SPLIT_PER_WORKER times
-    `workers` when there are several. On a VM whose cores are slowed in turn by their neighbours,
+    """The shares a dispatch claimed one workgroup at a time is planned in: SPLIT_PER_WORKER per
+    worker when there are several. On a VM whose cores are slowed in turn by their neighbours,
     a dispatch of one workgroup per worker waits for the slowest; with more, the other worker
     claims the rest (docs/design.md, "llvm-cpu")."""
     return workers * SPLIT_PER_WORKER if workers > 1 else workers
 
 
-def balanced(count: int, workers: int = REFERENCE_WORKERS) -> bool:
+def balanced(count: int, workers: int = REFERENCE_WORKERS, split: bool = True) -> bool:
     """Whether `count` equal workgroups split evenly between `workers` under IREE's claims
     (runtime/src/iree/hal/drivers/local_task: one at a time below CLAIM per worker, else CLAIM
-    at a time; 56 workgroups on two workers go 32 / 24, 36 go 20 / 16)."""
-    return count % (workers if count < workers * CLAIM else workers * CLAIM) == 0
+    at a time; 56 workgroups on two workers go 32 / 24, 28 go 16 / 12). Claimed one at a time,
+    with `split` the count must also divide into `plan_workers` shares (on two workers 4, 8 or
+    12; 16 or more only in multiples of 16)."""
+    if count >= workers * CLAIM:
+        return count % (workers * CLAIM) == 0
+    return count % (plan_workers(workers) if split else workers) == 0
 
 
-def balanced_rows(extent: int, rows: int, others: int = 1, workers: int = REFERENCE_WORKERS) -> int:
+def balanced_rows(extent: int, rows: int, others: int = 1, workers: int = REFERENCE_WORKERS,
+                  split: bool = True) -> int:
     """The smallest workgroup size of at least `rows` along a loop of `extent`, dividing it, for
     which ceil(extent / size) * `others` workgroups are `balanced`; `rows` when none is."""
     for size in range(max(1, rows), extent + 1):
-        if extent % size == 0 and balanced(extent // size * others, workers):
+        if extent % size == 0 and balanced(extent // size * others, workers, split):
             return size
     return rows
 
@@ -209,10 +214,17 @@ def pointwise_tiles(out_shape: list[int], distribution: list[int], vector: list[
     pixels = min(pixels, width)
     small = width <= SMALL_WIDTH
     channels = CHANNELS if small else WIDE_LANES
-    rows = balanced_rows(out_shape[0], distribution[0] if width <= MAX_PIXELS else 1, out_shape[2] // CHANNELS,
-                         workers)
+    rows = _pointwise_rows(out_shape[0], distribution[0] if width <= MAX_PIXELS else max(1, WORKGROUP_PIXELS // width),
+                           out_shape[2] // CHANNELS, workers)
     return ([rows, width, CHANNELS, 0], [1, pixels, channels, 0],
             [0, 0, 0, POINTWISE_UNROLL if small else REDUCTION_UNROLL])
+
+
+def _pointwise_rows(height: int, rows: int, groups: int, workers: int) -> int:
+    """Rows per workgroup of a 1x1 product `height` rows high in `groups` channel groups: the
+    fewest from `rows` up for which the count is `balanced`, else the most below `rows`."""
+    sizes = [size for size in range(1, height + 1) if height % size == 0 and balanced(height // size * groups, workers)]
+    return min((s for s in sizes if s >= rows), default=max(sizes, default=rows))
 
 
 def _pointwise_tiles_avx2(out_shape: list[int], distribution: list[int], workers: int) -> Tiles | None:
@@ -369,7 +381,7 @@ def transform_tiles(extents: list[int], coef_dim: int, distribution: list[int],
 
 def winograd_groups(workers: int = REFERENCE_WORKERS) -> int:
     """Workgroups for the 36 batches: the fewest, at least WINOGRAD_GROUPS_PER_WORKER per
-    worker, that divide 36 and are `balanced` (6 on two workers, 12 on four), else 36."""
+    worker, that divide 36 and are `balanced` (12 on two workers, 3 on one), else 36."""
     counts = [n for n in range(1, WINOGRAD_BATCH + 1) if WINOGRAD_BATCH % n == 0]
     return next((n for n in counts if n >= WINOGRAD_GROUPS_PER_WORKER * workers and balanced(n, workers)),
                 WINOGRAD_BATCH)
@@ -414,7 +426,7 @@ def _balanced_distribution(distribution: list[int], extents: list[int] | None, w
     if len(tiled) != 1 or extents is None or len(extents) != len(distribution):
         return distribution
     i = tiled[0]
-    return distribution[:i] + [balanced_rows(extents[i], distribution[i], 1, workers)] + distribution[i + 1:]
+    return distribution[:i] + [balanced_rows(extents[i], distribution[i], 1, workers, split=False)] + distribution[i + 1:]
 
 
 def softmax_tiles(row: int, tiles: dict[str, list[int]]) -> dict[str, list[int]] | None:
