@@ -558,3 +558,32 @@ def test_several_workers_plan_twice_the_workgroups():
     """Convolution dispatches are balanced for twice the workers when there are several (one
     workgroup per worker waits for the slowest core); one worker plans for one."""
     assert [tile_rules.plan_workers(n) for n in (1, 2, 4)] == [1, 4, 8]
+
+
+def test_column_sum_rule():
+    """A global pooling's column sum: 16-channel vectors, one row a step, workgroups of whole
+    vectors (4 on two workers where the channels divide so)."""
+    assert tile_rules.column_sum_tiles(1280, 16) == ([320, 0], [16, 0], [0, 1])
+    assert tile_rules.column_sum_tiles(2048, 16, workers=1) == ([2048, 0], [16, 0], [0, 1])
+    assert tile_rules.column_sum_tiles(96, 16) == ([48, 0], [16, 0], [0, 1])  # 6 vectors: one a worker
+    assert tile_rules.column_sum_tiles(1000, 16) is None                      # not whole vectors
+
+
+@pytest.mark.skipif(tile_lanes() != 16, reason="the rule applies where the target's lanes are known; measured on AVX-512")
+def test_pooling_before_classifier_matches_onnxruntime(tmp_path, monkeypatch):
+    """MobileNetV2's tail: a 1x1 convolution, global average pooling and a classifier. IREE tiles
+    the pooling one channel per vector when the classifier's data-tiling pack shares its dispatch;
+    `_retune_column_sum` gives it whole vectors."""
+    chosen = []
+    monkeypatch.setattr(retune, "column_sum_tiles",
+                        lambda *a, **k: chosen.append(a[0]) or tile_rules.column_sum_tiles(*a, **k))
+    net, rng = models.Net(16), np.random.default_rng(116)
+    x = rng.standard_normal((1, 64, 7, 7)).astype(np.float32)
+    y = net.node("Relu", [net.conv("x", 64, 1280, 1, 7, pad=0)])
+    y = net.node("Flatten", [net.node("GlobalAveragePool", [y])])
+    net.gemm(y, 1280, 1000, trans_b=True)
+    net.nodes[-1].output[0] = "y"
+    path, feeds, ref = onnx_model_case(*net.model({"x": x}, ["y"], {"x": x})[:2], tmp_path, "webnn")
+    for art in (estuary.compile(path), estuary.compile(path, disable_passes=["cpu-tiles"])):
+        np.testing.assert_allclose(estuary.load(art).run(feeds)["y"], ref, rtol=1e-4, atol=1e-4)
+    assert chosen == [1280]  # with cpu-tiles only

@@ -7,7 +7,7 @@ import re
 from iree.compiler import ir
 
 from estuary.backends.llvm_cpu.tile_rules import (MATVEC_TAG, PIPELINE, TRANSFORM_ROWS, TRANSFORM_TERMS,
-                                                  UNIT_TAG, batch_mmt4d_tiles, blocked_pointwise_tiles,
+                                                  UNIT_TAG, batch_mmt4d_tiles, blocked_pointwise_tiles, column_sum_tiles,
                                                   conv_tiles, depthwise_tiles, inner_vector, reduction_rows,
                                                   image_conv_tiles, matvec_tiles, pointwise_tiles,
                                                   softmax_tiles, transform_tiles, transpose_tiles, unit_tiles)
@@ -18,6 +18,7 @@ _BLOCKED_MAPS = {  # weights, output: unstrided (IREE folded the pixel loops) an
     3: ("(d0, d1, d2, d3) -> (d1, d3, d2)", "(d0, d1, d2, d3) -> (d0, d1, d2)"),
     4: ("(d0, d1, d2, d3, d4) -> (d2, d4, d3)", "(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)"),
 }
+_COLUMN_SUM_MAPS = ["affine_map<(d0, d1) -> (d1, d0)>", "affine_map<(d0, d1) -> (d0)>"]
 _TRANSPOSE_MAPS = ["affine_map<(d0, d1, d2) -> (d0, d1, d2)>", "affine_map<(d0, d1, d2) -> (d1, d2, d0)>"]
 
 
@@ -88,6 +89,33 @@ def _retune_unit_products(func, lanes, workers):
     roots[0].attributes["lowering_config"] = _config(*choice)
     for op in others:
         op.attributes["lowering_config"] = _lowering_config({"vector_common_parallel": step})
+    return 1
+
+
+def _retune_column_sum(func, lanes, workers):
+    """Give a dispatch rooted at a column sum (a global pooling: a [rows, C] input read
+    transposed, summed over the rows) `column_sum_tiles`, and every other op in it (its fill,
+    the division, a data-tiling pack of the result) vectors of `lanes` channels. With such a pack
+    in the dispatch (the pooling before a data-tiled classifier) IREE 3.13 tiles it one channel
+    per vector and per workgroup (MobileNetV2's 1280 channels: 82 against 15 µs)."""
+    ops = [op for op in _blocks(func) if "lowering_config" in op.attributes and op.results]
+    roots = [op for op in ops if op.name == "linalg.generic" and "indexing_maps" in op.attributes
+             and [str(m) for m in ir.ArrayAttr(op.attributes["indexing_maps"])] == _COLUMN_SUM_MAPS
+             and str(op.attributes["iterator_types"]).count("reduction") == 1]
+    if len(roots) != 1 or _shape(roots[0].results[0]) is None:
+        return 0
+    channels = _shape(roots[0].results[0])[0]
+    others = [op for op in ops if op is not roots[0]]
+    if any(set(_tiles(str(op.attributes["lowering_config"]))) != {"vector_common_parallel"}
+           or len(_ints(str(op.attributes["lowering_config"]), "vector_common_parallel")) != 1
+           or (_shape(op.results[0]) or [0])[0] != channels for op in others):
+        return 0
+    choice = column_sum_tiles(channels, lanes, workers)
+    if choice is None:
+        return 0
+    roots[0].attributes["lowering_config"] = _config(*choice)
+    for op in others:
+        op.attributes["lowering_config"] = _lowering_config({"vector_common_parallel": [lanes]})
     return 1
 
 
@@ -363,6 +391,7 @@ def retune(module, workers, measured=True):
                     changed += _retune_softmax(op)
                 else:
                     changed += (_retune_unit_products(op, lanes, workers) or _retune_transform(op)
+                                or _retune_column_sum(op, lanes, workers)
                                 or _retune_function(op, PIPELINE in str(info), lanes, workers))
             return
         for child in _blocks(op):

@@ -429,6 +429,17 @@ def _balanced_distribution(distribution: list[int], extents: list[int] | None, w
     return distribution[:i] + [balanced_rows(extents[i], distribution[i], 1, workers, split=False)] + distribution[i + 1:]
 
 
+def column_sum_tiles(channels: int, lanes: int, workers: int = REFERENCE_WORKERS) -> Tiles | None:
+    """The tiles for a sum over the rows of a [rows, `channels`] input (a global pooling, loops
+    channel, row): `lanes` channels per vector step, one row at a time, workgroups of whole
+    vectors (`plan_workers` of them where the channels divide so, else one per worker, else
+    one); None when the channels are not whole vectors."""
+    if channels % lanes:
+        return None
+    groups = next((g for g in (plan_workers(workers), workers) if channels % (g * lanes) == 0), 1)
+    return [channels // groups, 0], [lanes, 0], [0, 1]
+
+
 def softmax_tiles(row: int, tiles: dict[str, list[int]]) -> dict[str, list[int]] | None:
     """Tiles for one op of a softmax dispatch (a row maximum, a row sum of exponentials, the
     normalization, their fills) over rows of `row` elements, or None to keep IREE's. `tiles`
