@@ -201,9 +201,9 @@ def pointwise_tiles(out_shape: list[int], distribution: list[int], vector: list[
     """The tile choice for a 1x1 convolution built by pointwise.py (loops oh, ow, f, c), or None
     to keep IREE's: the register tiles of `conv_tiles` (7 pixels x 64 channels at width <= 7,
     else IREE's 7-8 pixels x 32 channels), 4 input channels per reduction step (2 at width <= 7,
-    POINTWISE_UNROLL); workgroups of whole rows (IREE's count up to width 14, one row wider),
-    more rows when that keeps the workgroup count `balanced` (a 28x28x128 stride-2 shortcut:
-    4 rows, 14 workgroups, not 56)."""
+    POINTWISE_UNROLL); workgroups of whole rows, from IREE's count up to width 14 and from about
+    WORKGROUP_PIXELS wider, as many more as keep the workgroup count `balanced` (`_pointwise_rows`:
+    56x56x128, 7 rows and 16 workgroups, not 4 rows and 28)."""
     if not (len(distribution) == len(vector) == len(reduction) == 4) or len(out_shape) != 3:
         return None
     if lanes == 8:
