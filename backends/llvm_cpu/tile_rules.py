@@ -223,8 +223,11 @@ def pointwise_tiles(out_shape: list[int], distribution: list[int], vector: list[
 def _pointwise_rows(height: int, rows: int, groups: int, workers: int) -> int:
     """Rows per workgroup of a 1x1 product `height` rows high in `groups` channel groups: the
     fewest from `rows` up for which the count is `balanced`, else the most below `rows`."""
-    sizes = [size for size in range(1, height + 1) if height % size == 0 and balanced(height // size * groups, workers)]
-    return min((s for s in sizes if s >= rows), default=max(sizes, default=rows))
+    up = balanced_rows(height, rows, groups, workers)
+    if height % up == 0 and balanced(height // up * groups, workers):
+        return up
+    below = [size for size in range(1, rows) if height % size == 0 and balanced(height // size * groups, workers)]
+    return max(below, default=rows)
 
 
 def _pointwise_tiles_avx2(out_shape: list[int], distribution: list[int], workers: int) -> Tiles | None:
