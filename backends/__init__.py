@@ -1,9 +1,7 @@
 """Target backends: what each IREE HAL target needs from the compiler (flags, runtime driver, the
-llvm-cpu tile policy, SPIR-V workarounds), and the CompileOptions every stage is handed.
+compile pipeline, the llvm-cpu tile policy and lowering forms, SPIR-V workarounds).
 
-The lowering asks this package (never the other way round); the public API package holds none of it.
+Backends sit above passes: they register their target-specific lowering rules and passes into
+the registries of estuary.passes, and `pipeline` assembles a target's pass list. Nothing under
+passes/ imports this package.
 """
-from estuary.backends.options import CompileOptions
-from estuary.backends.targets import TARGETS, Target, get
-
-__all__ = ["CompileOptions", "TARGETS", "Target", "get"]

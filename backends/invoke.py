@@ -10,8 +10,8 @@ from iree.compiler import api
 
 from estuary.backends import targets
 from estuary.backends.llvm_cpu import phases
-from estuary.backends.options import CompileOptions
-from estuary.errors import CompileError
+from estuary.base.options import CompileOptions
+from estuary.base.errors import CompileError
 
 
 # IREE 3.13 can choose tiles that break its own limits for data-tiling packs fused into a

@@ -18,8 +18,8 @@ import tempfile
 from collections.abc import Sequence
 from typing import Any
 
-from estuary.backends.options import CompileOptions
-from estuary.errors import CompileError
+from estuary.base.options import CompileOptions
+from estuary.base.errors import CompileError
 
 
 def global_flags(precision: str) -> list[str]:

@@ -20,13 +20,15 @@ left alone.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from iree.compiler import ir
 from iree.compiler.dialects import util
 
+from estuary.passes import register
+
 if TYPE_CHECKING:
-    from estuary.backends.options import CompileOptions
+    from estuary.base.options import CompileOptions
 
 VULKAN_FEATURES = ("--iree-vulkan-target-features=spirv:v1.3,cap:Shader,cap:Int8,cap:Int16,cap:Float16,"
                    "cap:StorageBuffer8BitAccess,cap:UniformAndStorageBuffer8BitAccess,"
@@ -104,3 +106,11 @@ def isolate_outer_reductions(module: ir.Module) -> int:
                 barrier = util.optimization_barrier([result.type], [result])
             result.replace_all_uses_except(barrier, barrier.owner.operation)
     return len(found)
+
+
+@register("spirv-isolate-reductions")
+def spirv_isolate_reductions(nn: Any, options: CompileOptions) -> dict[str, Any]:
+    """After lowering, for the SPIR-V targets: an outer-axis reduction's result behind an
+    optimization barrier."""
+    with nn.context, ir.Location.unknown():
+        return {"isolated_reductions": isolate_outer_reductions(nn.module)}

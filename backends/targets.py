@@ -5,8 +5,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from estuary.backends import abi, llvm_cpu, spirv
-from estuary.backends.options import CompileOptions
-from estuary.errors import EstuaryError
+from estuary.base.options import CompileOptions
+from estuary.base.errors import EstuaryError
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 from iree.compiler import ir
 
-from estuary import dtypes
+from estuary.base import dtypes
 from estuary.dialects.core import TensorSpec
 from estuary.dialects.graph import Operand, Results, spec_of
 

@@ -24,8 +24,9 @@ import numpy as np
 import numpy.typing as npt
 from iree.compiler import ir
 
-from estuary import dtypes
-from estuary.errors import VerificationError
+from estuary.base import dtypes
+from estuary.base.errors import VerificationError
+from estuary.base.registry import Registry, family_of
 
 REQUIRED = object()
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
@@ -317,7 +318,8 @@ class OpDef:
         return list(result) if isinstance(result, (list, tuple)) else [result]
 
 
-REGISTRY: dict[str, OpDef] = {}
+# Every nn op declaration, by short name; `OPS.load()` imports each family module of dialects/ops/.
+OPS: Registry[str, OpDef] = Registry("nn op", packages=["estuary.dialects.ops"])
 
 
 def nn_op(name: str, operands: Iterable[str], attrs: Mapping[str, AttrKind] | None = None,
@@ -326,10 +328,9 @@ def nn_op(name: str, operands: Iterable[str], attrs: Mapping[str, AttrKind] | No
     family is the declaring module's name (dialects/ops/<family>.py) unless `family` says otherwise."""
 
     def wrap(fn: _Infer) -> _Infer:
-        if name in REGISTRY:
-            raise ValueError(f"nn.{name} declared twice")
-        REGISTRY[name] = OpDef(name, list(operands), dict(attrs or {}), fn, reference,
-                               family or fn.__module__.rsplit(".", 1)[-1], (fn.__doc__ or "").strip())
+        opdef = OpDef(name, list(operands), dict(attrs or {}), fn, reference,
+                      family or family_of(fn.__module__), (fn.__doc__ or "").strip())
+        OPS.add(name, opdef, fn.__module__)
         return fn
 
     return wrap
@@ -337,7 +338,7 @@ def nn_op(name: str, operands: Iterable[str], attrs: Mapping[str, AttrKind] | No
 
 def get(name: str) -> OpDef | None:
     """OpDef by short name ('conv2d') or full name ('nn.conv2d')."""
-    return REGISTRY.get(name[3:] if name.startswith("nn.") else name)
+    return OPS.load().get(name[3:] if name.startswith("nn.") else name)
 
 
 # ---------------------------------------------------------------- shape helpers for type rules

@@ -25,10 +25,10 @@ from iree.compiler.dialects import func
 if TYPE_CHECKING:
     from iree.compiler import api
 
-from estuary import dtypes
+from estuary.base import dtypes
 from estuary.dialects import core
 from estuary.dialects.core import TensorSpec
-from estuary.errors import VerificationError, where
+from estuary.base.errors import VerificationError, where
 
 # Small constants stay inline (readable IR, foldable); larger ones become resources that are
 # handed to IREE by reference, never printed.

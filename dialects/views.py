@@ -72,6 +72,6 @@ VIEWS: dict[str, type[NNOpView]] = {}
 
 def register_views() -> None:
     """Register a view class for every declared op not yet registered."""
-    for name, opdef in core.REGISTRY.items():
+    for name, opdef in core.OPS.load().items():
         if name not in VIEWS:
             VIEWS[name] = _cext.register_operation(NNDialect)(_view_class(opdef))

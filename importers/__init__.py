@@ -2,7 +2,7 @@
 
 `import_model(source, format=None)` detects the format from the path or object type. Every format
 has the same layout: importers/<format>/ops/<family>.py register one converter per source op in
-the format's `Registry` (importers/registry.py), and its conversion context subclasses
+the format's `ImportRegistry` (importers/registry.py), and its conversion context subclasses
 importers/context.py's `ConversionContext`.
 """
 from __future__ import annotations
@@ -12,7 +12,7 @@ import numbers
 import os
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from estuary.errors import EstuaryError, ModelImportError
+from estuary.base.errors import EstuaryError, ModelImportError
 
 if TYPE_CHECKING:
     from estuary.dialects.graph import NNModule
@@ -70,7 +70,7 @@ NOT_INPUT = ("is not an input format: Estuary reads Core ML, NNEF, WebNN and NNA
 def _sniff(f: BinaryIO, head: bytes, path: str) -> str | None:
     """The format `head` (the file's first bytes; `f` the open file) shows, the suffix as a hint."""
     lower = path.lower()
-    from estuary.integrity import is_vmfb
+    from estuary.base.integrity import is_vmfb
 
     if is_vmfb(head):
         raise ModelImportError(f"{path}: this is a compiled artefact (.vmfb), not a model; run it with "

@@ -17,7 +17,7 @@ from iree.compiler import ir
 from estuary.dialects.builder import Builder
 from estuary.dialects.core import TensorSpec
 from estuary.dialects.graph import Graph, Operand, Results
-from estuary.errors import EstuaryError, VerificationError, conversion_error, where
+from estuary.base.errors import EstuaryError, VerificationError, conversion_error, where
 
 
 class ConversionContext(Builder):

@@ -5,7 +5,7 @@ from iree.compiler import ir
 
 import estuary.dialects  # noqa: F401  (registers the nn op views)
 from estuary.dialects.graph import NNModule, new_session
-from estuary.errors import ModelImportError
+from estuary.base.errors import ModelImportError
 
 
 def parse_mlir(text, source="<memory>"):

@@ -1,23 +1,24 @@
-"""The one registration mechanism of every importer: a table from source op name to converter.
+"""Importer mappings: one table per format from source op name to converter, built on the one
+registration primitive (estuary.base.registry).
 
-Each format keeps one `Registry` in `importers/<format>/ops/__init__.py` and one module per op
-family beside it, `importers/<format>/ops/<family>.py`, whose converters register themselves:
+Each format keeps one `ImportRegistry` in `importers/<format>/ops/__init__.py` and one module per
+op family beside it, `importers/<format>/ops/<family>.py`, whose converters register themselves:
 
-    OPS = Registry("webnn", WebNNOp.meta)          # importers/webnn/ops/__init__.py
+    OPS = ImportRegistry("webnn", WebNNOp.meta)     # importers/webnn/ops/__init__.py
     @OPS.op("conv2d", params=[...], operands=[...])  # importers/webnn/ops/convolution.py
 
 An entry's family is the last component of its converter's module name (`convolution`), the
 format-specific metadata travels as keyword arguments, and registering a name twice is an error.
-`load()` imports every module of the format's ops package (pkgutil), once.
+`load()` imports every module of the format's ops package, once.
 """
 from __future__ import annotations
 
-import importlib
-import pkgutil
 import sys
-from collections.abc import Callable, Hashable, Iterator, Mapping
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
+
+from estuary.base.registry import Registry, RegistrationError, family_of, show
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -39,38 +40,28 @@ class Entry:
         raise AttributeError(f"{type(self).__name__} {self.__dict__.get('name')!r} has no {key!r}")
 
 
-def family_of(module: str) -> str:
-    """The family a module defines: the last component of its dotted name."""
-    return module.rsplit(".", 1)[-1]
-
-
-class Registry(Mapping[Hashable, Entry]):
-    """Source op name -> Entry for one format (a dict inside; lookups are dict lookups).
-
-    `normalize(meta) -> meta` checks and completes a format's metadata at registration."""
+class ImportRegistry(Registry[Hashable, Entry]):
+    """Source op name -> Entry for one format. `normalize(meta) -> meta` checks and completes a
+    format's metadata at registration."""
 
     def __init__(self, format: str, normalize: Callable[[dict[str, Any]], dict[str, Any]] | None = None):
+        super().__init__(f"{format} op", packages=[f"estuary.importers.{format}.ops"])
         self.format = format
-        self.package = f"estuary.importers.{format}.ops"
-        self.entries: dict[Hashable, Entry] = {}
         self.expanded: dict[Hashable, str] = {}  # name -> family of ops supported without a converter
         self._normalize = normalize
-        self._loaded = False
-
-    # ------------------------------------------------------------ registration
 
     def op(self, *names: Hashable, **meta: Any) -> Callable[[F], F]:
         """Decorator: register the function as the converter of source op(s) `names`."""
         if not names:
-            raise TypeError("Registry.op needs at least one name")
+            raise TypeError("ImportRegistry.op needs at least one name")
         if self._normalize is not None:
             meta = self._normalize(dict(meta))
 
         def wrap(fn: F) -> F:
             family = family_of(fn.__module__)
             for name in names:
-                self._claim(name, family)
-                self.entries[name] = Entry(name, fn, family, meta)
+                self._check_unexpanded(name, family)
+                self.add(name, Entry(name, fn, family, meta), family)
             return fn
 
         return wrap
@@ -80,56 +71,26 @@ class Registry(Mapping[Hashable, Entry]):
         fragment's body into registered ops); their family is the calling module's."""
         family = family_of(sys._getframe(1).f_globals.get("__name__", ""))
         for name in names:
-            self._claim(name, family)
+            self._check_unexpanded(name, family)
+            if name in self:
+                raise RegistrationError(f"{self.kind} {show(name)} registered twice (in {self.origin(name)} "
+                                        f"and {family})")
             self.expanded[name] = family
 
-    def _claim(self, name: Hashable, family: str) -> None:
-        other = self.entries[name].family if name in self.entries else self.expanded.get(name)
-        if other is not None:
-            raise ValueError(f"{self.format} op {_show(name)} registered twice (in {other} and {family})")
-
-    # ------------------------------------------------------------ loading
-
-    def load(self) -> Registry:
-        """Import every module of importers/<format>/ops/ (each registers its family); idempotent."""
-        if not self._loaded:
-            pkg = importlib.import_module(self.package)
-            for info in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda m: m.name):
-                importlib.import_module(f"{self.package}.{info.name}")
-            self._loaded = True
-        return self
-
-    # ------------------------------------------------------------ lookups
-
-    def __getitem__(self, name: Hashable) -> Entry:
-        return self.entries[name]
-
-    def __contains__(self, name: object) -> bool:
-        return name in self.entries
-
-    def get(self, name: Hashable, default: Any = None) -> Any:
-        return self.entries.get(name, default)
-
-    def __iter__(self) -> Iterator[Hashable]:
-        return iter(self.entries)
-
-    def __len__(self) -> int:
-        return len(self.entries)
+    def _check_unexpanded(self, name: Hashable, family: str) -> None:
+        if name in self.expanded:
+            raise RegistrationError(f"{self.kind} {show(name)} registered twice (in {self.expanded[name]} "
+                                    f"and {family})")
 
     def supported(self) -> set[str]:
         """Names of every op this format imports (with a converter or by expansion), as strings."""
-        return {_show(n) for n in self.entries} | {_show(n) for n in self.expanded}
+        return {show(n) for n in self} | {show(n) for n in self.expanded}
 
     def families(self) -> dict[str, list[str]]:
         """family -> sorted op names (converters and expansions)."""
         out: dict[str, list[str]] = {}
-        for name, entry in self.entries.items():
-            out.setdefault(entry.family, []).append(_show(name))
+        for name, entry in self.items():
+            out.setdefault(entry.family, []).append(show(name))
         for name, family in self.expanded.items():
-            out.setdefault(family, []).append(_show(name))
+            out.setdefault(family, []).append(show(name))
         return {f: sorted(names) for f, names in sorted(out.items())}
-
-
-def _show(name: Hashable) -> str:
-    """An op name as text (enum members, such as NNAPI's OperationCodes, by their name)."""
-    return str(getattr(name, "name", name))

@@ -9,7 +9,7 @@ one transpose at the model input and one at the output instead of two per layer.
 import numpy as np
 
 from estuary.dialects import graph
-from estuary.dialects.core import REGISTRY
+from estuary.dialects.core import OPS
 from estuary.passes import register
 from estuary.passes.cleanup import dce
 from estuary.passes.lowering import nn_ops
@@ -22,7 +22,7 @@ POOLS = ("average_pool2d", "max_pool2d", "l2_pool2d")
 
 def _commutes(name):
     """Element-wise ops (operands broadcast numpy-style, no axis attribute) commute with transposes."""
-    d = REGISTRY.get(name)
+    d = OPS.get(name)
     return (d is not None and d.family in ("elementwise", "activation")
             and not any("axis" in a or "axes" in a for a in d.attrs))
 
@@ -214,7 +214,7 @@ def _rewrite_once(nn):
             done = _sink_through(nn, op, _batch_norm_axis)
         elif name == "pad":
             done = _sink_through(nn, op, _pad_axes)
-        elif name.startswith("reduce_") and "axes" in REGISTRY[name].attrs:  # not arg_max/arg_min (axis)
+        elif name.startswith("reduce_") and "axes" in OPS[name].attrs:  # not arg_max/arg_min (axis)
             done = _sink_through(nn, op, _reduction_axes)
         else:
             done = False

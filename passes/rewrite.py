@@ -2,7 +2,7 @@
 import numpy as np
 from iree.compiler import ir
 
-from estuary import dtypes
+from estuary.base import dtypes
 from estuary.dialects import core, graph
 from estuary.dialects.core import TensorSpec
 from estuary.passes.lowering import nn_ops

@@ -3,7 +3,7 @@ from iree.compiler import ir
 
 from estuary.dialects import core, graph
 from estuary.dialects.core import TensorSpec
-from estuary.errors import VerificationError, where
+from estuary.base.errors import VerificationError, where
 from estuary.passes import register
 from estuary.passes.lowering import nn_ops
 

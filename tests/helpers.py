@@ -179,7 +179,7 @@ def optimized_ops(path, view, disable=()):
     (`disable`: passes to leave out), for the tests of those passes. `view` must return plain
     data: the module is freed on return."""
     from estuary.importers import import_model
-    from estuary.passes import pipeline
+    from estuary.backends import pipeline
 
     nn = import_model(path)
     pipeline.run(nn, ["nn-verify"] + [p for p in pipeline.OPTIMIZATIONS if p not in disable])

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 import estuary
-from estuary import integrity
-from estuary.errors import ExecutionError
+from estuary.base import integrity
+from estuary.base.errors import ExecutionError
 from helpers import graph, op
 
 
@@ -85,7 +85,7 @@ def test_signature_schema(art, edit, message):
 
 _MUTANTS = r"""
 import sys, numpy as np, estuary
-from estuary.errors import EstuaryError
+from estuary.base.errors import EstuaryError
 data = open(sys.argv[1], "rb").read()
 rng = np.random.default_rng(int(sys.argv[2]))
 for i in range(int(sys.argv[3])):

@@ -11,7 +11,7 @@ import pytest
 
 import estuary
 from estuary import nnapi
-from estuary.errors import EstuaryError
+from estuary.base.errors import EstuaryError
 from estuary.importers import import_model
 from estuary.nnapi import OperandCode, OperationCode
 
@@ -138,7 +138,7 @@ def test_nnef_statements_the_khronos_parser_crashes_on(tmp_path, body):
     """The Khronos parser segfaults on these, so the check runs in a child process too."""
     folder = _nnef(tmp_path, body)
     code = ("import sys; from estuary.importers import import_model\n"
-            "from estuary.errors import EstuaryError\n"
+            "from estuary.base.errors import EstuaryError\n"
             "try:\n    import_model(sys.argv[1])\nexcept EstuaryError as e:\n    print(e)\n")
     r = subprocess.run([sys.executable, "-c", code, str(folder)], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr

@@ -44,11 +44,11 @@ def test_second_load_comes_from_the_cache(tmp_path, cache_dir):
 
 def test_key_follows_content_side_files_target_and_options(tmp_path):
     model_path = write_model(tmp_path / "m.json")
-    cpu = estuary.CompileOptions.create("llvm-cpu")
+    cpu = estuary.compile_options("llvm-cpu")
     key = cache.cache_key(model_path, cpu)
     assert cache.cache_key(model_path, cpu) == key
-    assert cache.cache_key(model_path, estuary.CompileOptions.create("vulkan-spirv")) != key
-    assert cache.cache_key(model_path, estuary.CompileOptions.create("llvm-cpu", optimize=False)) != key
+    assert cache.cache_key(model_path, estuary.compile_options("vulkan-spirv")) != key
+    assert cache.cache_key(model_path, estuary.compile_options("llvm-cpu", optimize=False)) != key
     assert cache.cache_key(model_path, cpu, shapes={"x": [2, 3]}) != key
     write_model(model_path, scale=3.0)  # only the side weight file changes
     assert cache.cache_key(model_path, cpu) != key
@@ -71,7 +71,7 @@ def test_folder_models_hash_every_file(tmp_path):
 
 def test_versions_are_part_of_the_key(tmp_path, monkeypatch):
     model_path = write_model(tmp_path / "m.json")
-    options = estuary.CompileOptions.create()
+    options = estuary.compile_options()
     key = cache.cache_key(model_path, options)
     monkeypatch.setattr(estuary, "__version__", "999.0")
     assert cache.cache_key(model_path, options) != key

@@ -4,9 +4,10 @@ import numpy as np
 import pytest
 
 import estuary
-from estuary.backends import CompileOptions
+from estuary.base.options import CompileOptions
+from estuary.backends.options import create_options
 from estuary.importers import import_model
-from estuary.passes import pipeline
+from estuary.backends import pipeline
 
 
 def _chain(n):
@@ -19,7 +20,7 @@ def _chain(n):
 @pytest.mark.parametrize("n, barriers", [(200, 0), (600, 2)])
 def test_barriers_every_256_ops(n, barriers):
     nn = import_model(_chain(n), format="webnn")
-    results = pipeline.run_default(nn, CompileOptions.create())
+    results = pipeline.run_default(nn, create_options())
     assert results["chain_barriers"] == barriers
     assert str(nn.module).count("util.optimization_barrier") == barriers
 

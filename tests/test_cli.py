@@ -126,7 +126,7 @@ def test_internal_errors_exit_2_and_model_errors_1(capsys):
     """A bug in Estuary (InternalError, or any other exception) exits 2 and asks for a report; an
     error in the user's model exits 1."""
     from estuary.cli import _guarded
-    from estuary.errors import InternalError, ModelImportError
+    from estuary.base.errors import InternalError, ModelImportError
 
     def fails(err):
         def fn(args):

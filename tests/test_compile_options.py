@@ -2,36 +2,38 @@
 import pytest
 
 import estuary
-from estuary.backends import CompileOptions, targets
+from estuary.backends import targets
+from estuary.base.options import CompileOptions
+from estuary.backends.options import create_options, parse_options
 from estuary.cli import opt_main
 
 
 def test_create_resolves_the_derived_fields():
-    cpu = CompileOptions.create("llvm-cpu", cpu="x86-64-v3", optimize=True, workers=4)
+    cpu = create_options("llvm-cpu", cpu="x86-64-v3", optimize=True, workers=4)
     assert (cpu.cpu_lanes, cpu.winograd, cpu.retile, cpu.workers) == (8, True, True, 4)
-    off = CompileOptions.create("llvm-cpu", cpu="x86-64-v3", optimize=True, disable_passes=["cpu-tiles", "cpu-winograd"])
+    off = create_options("llvm-cpu", cpu="x86-64-v3", optimize=True, disable_passes=["cpu-tiles", "cpu-winograd"])
     assert (off.cpu_lanes, off.winograd, off.retile) == (None, False, False)
-    gpu = CompileOptions.create("vulkan-spirv", optimize=True)
+    gpu = create_options("vulkan-spirv", optimize=True)
     assert gpu.gpu and not gpu.retile and not gpu.winograd and gpu.cpu_lanes is None
-    assert CompileOptions.create("llvm-cpu", cpu="znver4").workers == 8  # a named CPU: not this machine's cores
+    assert create_options("llvm-cpu", cpu="znver4").workers == 8  # a named CPU: not this machine's cores
 
 
 def test_bad_options_are_clear_errors():
     with pytest.raises(estuary.EstuaryError, match="unknown target 'tpu'"):
-        CompileOptions.create("tpu")
+        create_options("tpu")
     with pytest.raises(estuary.EstuaryError, match="workers must be a whole number"):
-        CompileOptions.create("llvm-cpu", workers=0)
+        create_options("llvm-cpu", workers=0)
     with pytest.raises(estuary.EstuaryError, match="unknown pass option 'lanes=8'"):
-        CompileOptions.parse("lanes=8")
+        parse_options("lanes=8")
     with pytest.raises(estuary.EstuaryError, match="bad value for pass option 'cpu-lanes'"):
-        CompileOptions.parse("cpu-lanes=eight")
+        parse_options("cpu-lanes=eight")
 
 
 def test_parse_is_mlir_textual_form():
-    o = CompileOptions.parse("target=vulkan-spirv cpu-lanes=8 winograd=true disabled=nn-cse,nn-dce workers=4")
+    o = parse_options("target=vulkan-spirv cpu-lanes=8 winograd=true disabled=nn-cse,nn-dce workers=4")
     assert (o.target, o.cpu_lanes, o.winograd, o.disabled, o.workers) == (
         "vulkan-spirv", 8, True, frozenset({"nn-cse", "nn-dce"}), 4)
-    assert CompileOptions.parse("") == CompileOptions()
+    assert parse_options("") == CompileOptions()
 
 
 def test_flags_follow_the_options():

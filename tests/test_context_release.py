@@ -14,7 +14,7 @@ import estuary
 from estuary import webnn
 from estuary.dialects import graph
 from estuary.dialects.graph import NNModule
-from estuary.errors import CompileError
+from estuary.base.errors import CompileError
 from estuary.importers import import_model
 from helpers import run_onnx
 

@@ -1,5 +1,6 @@
 """`--target-cpu host` on x86-64: kept with AVX-512, else the x86-64 level the host really has."""
-from estuary.backends import CompileOptions, targets
+from estuary.backends import targets
+from estuary.base.options import CompileOptions
 from estuary.backends.llvm_cpu import host as host_cpu
 
 V2 = {"cx16", "lahf_lm", "popcnt", "pni", "sse4_1", "sse4_2", "ssse3"}

@@ -1,38 +1,101 @@
-"""The layers import downward only: API/CLI -> compiler -> passes/backends -> dialects, and
-importers -> dialects (docs/design.md, "Layout")."""
+"""The layers import downward only (docs/design.md, "Layout"):
+
+    API (python/estuary) -> backends -> passes -> dialects -> base
+    API -> importers -> dialects -> base
+
+base imports nothing of ours; no folder below the API imports an API module; nothing under
+passes/ imports backends; and the API package's own modules import each other without a loop.
+"""
 import ast
 import os
 
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-API = ("estuary.runtime", "estuary.cli", "estuary.compiler", "estuary.webnn", "estuary.nnapi")
-# what each folder may not import (beyond the public API modules)
+API_DIR = os.path.join(ROOT, "python", "estuary")
+# every module of the public API package (python/estuary), by import name
+API = tuple(f"estuary.{name[:-3]}" for name in sorted(os.listdir(API_DIR))
+            if name.endswith(".py") and name not in ("__init__.py", "__main__.py"))
+OURS = ("estuary.dialects", "estuary.importers", "estuary.passes", "estuary.backends") + API
+# what each folder may not import
 FORBIDDEN = {
+    "base": OURS,
     "dialects": API + ("estuary.passes", "estuary.importers", "estuary.backends"),
     "importers": API + ("estuary.passes", "estuary.backends"),
+    "passes": API + ("estuary.importers", "estuary.backends"),
     "backends": API + ("estuary.importers",),
-    "passes": API + ("estuary.importers",),
 }
 
 
-def imported_modules(path):
+def imported_modules(path, typing_too=True):
+    """Modules a file imports (names and `from X import name` as X.name), also inside functions;
+    without `typing_too`, not those under `if TYPE_CHECKING:` (type annotations only)."""
     tree = ast.parse(open(path, encoding="utf-8").read(), path)
-    for node in ast.walk(tree):
+
+    def walk(node):
+        if (not typing_too and isinstance(node, ast.If) and isinstance(node.test, ast.Name)
+                and node.test.id == "TYPE_CHECKING"):
+            return
         if isinstance(node, ast.Import):
-            yield from (alias.name for alias in node.names)
+            for alias in node.names:
+                yield alias.name
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             yield node.module
-            yield from (f"{node.module}.{alias.name}" for alias in node.names)
+            for alias in node.names:
+                yield f"{node.module}.{alias.name}"
+        for child in ast.iter_child_nodes(node):
+            yield from walk(child)
+
+    yield from walk(tree)
+
+
+def _python_files(folder):
+    for dirpath, _, files in os.walk(os.path.join(ROOT, folder)):
+        for name in files:
+            if name.endswith(".py"):
+                yield os.path.join(dirpath, name)
 
 
 @pytest.mark.parametrize("folder", sorted(FORBIDDEN))
 def test_imports_go_down(folder):
     bad = []
-    for dirpath, _, files in os.walk(os.path.join(ROOT, folder)):
-        for name in files:
-            if name.endswith(".py"):
-                path = os.path.join(dirpath, name)
-                bad += [f"{os.path.relpath(path, ROOT)}: {m}" for m in set(imported_modules(path))
-                        if any(m == f or m.startswith(f + ".") for f in FORBIDDEN[folder])]
+    for path in _python_files(folder):
+        bad += [f"{os.path.relpath(path, ROOT)}: {m}" for m in set(imported_modules(path))
+                if m == "estuary" or any(m == f or m.startswith(f + ".") for f in FORBIDDEN[folder])]
     assert not bad, "imports against the layering:\n" + "\n".join(sorted(bad))
+
+
+def test_api_package_has_no_import_loop():
+    """The API modules' imports of each other form no cycle (imports inside functions would hide
+    one, so those count too; annotations under TYPE_CHECKING do not)."""
+    graph = {}
+    for module in API:
+        path = os.path.join(API_DIR, module.split(".")[1] + ".py")
+        graph[module] = {m for m in imported_modules(path, typing_too=False) if m in API and m != module}
+    seen, stack = set(), []
+
+    def visit(m):
+        if m in stack:
+            raise AssertionError("import loop: " + " -> ".join(stack[stack.index(m):] + [m]))
+        if m in seen:
+            return
+        stack.append(m)
+        for n in sorted(graph[m]):
+            visit(n)
+        stack.pop()
+        seen.add(m)
+
+    for module in API:
+        visit(module)
+
+
+def test_importing_a_lower_layer_loads_no_api_module():
+    """`import estuary.dialects` (or importers, passes, backends) runs estuary/__init__.py, which
+    must not load the compiler or the runtime."""
+    import subprocess
+    import sys
+
+    code = ("import sys, estuary.dialects, estuary.importers, estuary.passes; "
+            "print(sorted(m for m in sys.modules if m in %r))" % (API,))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]", out

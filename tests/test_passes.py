@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import estuary
-from estuary.errors import EstuaryError
-from estuary.passes import pipeline
+from estuary.base.errors import EstuaryError
+from estuary.backends import pipeline
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "benchmarks"))

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 import estuary
-from estuary.backends.options import CompileOptions
+from estuary.base.options import CompileOptions
+from estuary.backends.options import create_options, parse_options
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
@@ -49,8 +50,8 @@ def test_fp32_default_is_exact(tiny):
 
 def test_precision_option_is_checked():
     with pytest.raises(estuary.EstuaryError, match="unknown precision 'int4'"):
-        CompileOptions.create(precision="int4")
-    assert CompileOptions.parse("precision=bf16").precision == "bf16"
+        create_options(precision="int4")
+    assert parse_options("precision=bf16").precision == "bf16"
 
 
 def test_cli_precision(tiny, tmp_path):

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import estuary
-from estuary.errors import EstuaryError, RuntimeInputError
+from estuary.base.errors import EstuaryError, RuntimeInputError
 from helpers import graph, op
 
 
@@ -144,7 +144,7 @@ def test_dtype_round_trip(dtype):
 
 _THREADS_SCRIPT = r"""
 import sys, numpy as np, estuary
-from estuary.errors import ExecutionError
+from estuary.base.errors import ExecutionError
 model = estuary.load(sys.argv[1], threads=1)
 x = np.arange(6, dtype=np.float32).reshape(2, 3)
 assert (model.run({"x": x})["y"] == -x).all()
@@ -183,7 +183,7 @@ def test_thread_count_is_fixed_per_process(tmp_path):
 def test_topology_flags(threads, flags):
     """One worker is unpinned (IREE's `group_count`), so one-thread processes do not all share core
     0; more workers keep IREE's pinning, one per core (README, "Python API")."""
-    from estuary.runtime import _topology_flags
+    from estuary.devices import _topology_flags
 
     assert _topology_flags(threads) == flags
 

@@ -6,7 +6,7 @@ import pytest
 
 import estuary
 from estuary import nnapi
-from estuary.errors import EstuaryError
+from estuary.base.errors import EstuaryError
 from estuary.nnapi import OperandCode as T, OperationCode as Op
 from helpers import graph, op
 

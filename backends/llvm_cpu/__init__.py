@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from estuary.backends.llvm_cpu import host
+from estuary.backends.llvm_cpu import host, pad_fusion  # noqa: F401  (pad_fusion registers its pass)
 
 if TYPE_CHECKING:
-    from estuary.backends.options import CompileOptions
+    from estuary.base.options import CompileOptions
 
 # CPU flags chosen by measurement (docs/performance.md): data tiling with the mmt4d ukernel packs
 # constant weights at compile time and runs convolutions and matmuls on ukernels; IREE's own

@@ -13,7 +13,12 @@ convolution's (docs/design.md, "int8 products before padded convolutions").
 """
 from __future__ import annotations
 
+from typing import Any
+
 from iree.compiler import ir
+
+from estuary.base.options import CompileOptions
+from estuary.passes import register
 
 BARRIER_TAG = "estuary.int8_pad_barrier"  # set on the barriers this pass may remove
 DEPTH_PAD_TAG = "estuary.int8_depth_pad"  # an int8 matrix-vector product's depth padding (harmless)
@@ -67,3 +72,11 @@ def fuse_int8_padding(module: ir.Module) -> bool:
             result.replace_all_uses_with(source)
         barrier.operation.erase()
     return True
+
+
+@register("cpu-fuse-int8-padding")
+def cpu_fuse_int8_padding(nn: Any, options: CompileOptions) -> dict[str, Any] | None:
+    """After lowering, for llvm-cpu: when every padding is an int8 convolution's, drop the int8
+    barriers and have IREE fuse the pads into the convolutions."""
+    with nn.context, ir.Location.unknown():
+        return {"fuse_int8_padding": True} if fuse_int8_padding(nn.module) else None

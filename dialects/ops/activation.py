@@ -3,7 +3,7 @@ import math
 
 import numpy as np
 
-from estuary import dtypes
+from estuary.base import dtypes
 from estuary.dialects.core import Float, Int, TensorSpec, broadcast_shapes, check, dtype_in, nn_op, same_dtype
 
 RELU_TYPES = ("float32", "float16", "int32", "int8")

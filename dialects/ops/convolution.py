@@ -1,7 +1,7 @@
 """nn ops: conv2d and conv_transpose2d (WebNN §7.7.10, §7.7.11)."""
 import numpy as np
 
-from estuary import dtypes
+from estuary.base import dtypes
 from estuary.dialects.core import (Int, Ints, Str, TensorSpec, check, check_size, dtype_in, nn_op, rank_is,
                                    same_dtype)
 

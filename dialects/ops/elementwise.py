@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from estuary import dtypes
+from estuary.base import dtypes
 from estuary.dialects.core import (DType, Float, TensorSpec, broadcast_shapes, check, dtype_in,
                                    nn_op, same_dtype)
 

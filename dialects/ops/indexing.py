@@ -8,7 +8,7 @@ duplicates accumulate ("none": the last update wins).
 """
 import numpy as np
 
-from estuary import dtypes
+from estuary.base import dtypes
 from estuary.dialects.core import (Bool, Float, Int, Ints, Str, TensorSpec, axes_valid, check, dtype_in, nn_op,
                                    same_dtype)
 

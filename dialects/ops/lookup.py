@@ -8,7 +8,7 @@ input row bytes) per row and sums the signed hashes (times the optional weights)
 """
 import numpy as np
 
-from estuary import dtypes
+from estuary.base import dtypes
 from estuary.dialects.core import Str, TensorSpec, check, nn_op, rank_is
 
 K0, K1, K2 = 0xC3A5C85C97CB3127, 0xB492B66FBE98F273, 0x9AE16A3B2F90404F

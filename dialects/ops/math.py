@@ -4,7 +4,7 @@
 # --- NNEF (§4.2.1 unary extensions): inverse trigonometric and hyperbolic functions (float only)
 import numpy as _np  # noqa: E402
 
-from estuary import dtypes as _dtypes  # noqa: E402
+from estuary.base import dtypes as _dtypes  # noqa: E402
 from estuary.dialects.core import dtype_in as _dtype_in, nn_op as _nn_op  # noqa: E402
 
 

@@ -1,7 +1,7 @@
 """nn ops: gemm and matmul (WebNN §7.7.19, §7.7.30)."""
 import numpy as np
 
-from estuary import dtypes
+from estuary.base import dtypes
 from estuary.dialects.core import (Bool, Float, TensorSpec, VerificationError, broadcast_shapes, check, dtype_in,
                                    nn_op, rank_is, same_dtype, unidirectional_broadcastable)
 

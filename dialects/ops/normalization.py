@@ -1,7 +1,7 @@
 """nn ops: batch, instance and layer normalization (WebNN §7.7.6, §7.7.24, §7.7.25)."""
 import numpy as np
 
-from estuary import dtypes
+from estuary.base import dtypes
 from estuary.dialects.core import Float, Int, Ints, Str, axes_valid, check, dtype_in, nn_op, same_dtype
 from estuary.dialects.ops.matmul import as_dtype
 

@@ -10,7 +10,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from estuary import dtypes
+from estuary.base import dtypes
 from estuary.dialects.core import Floats, Ints, Str, axes_valid, check, check_size, dtype_in, nn_op, rank_is
 
 LAYOUTS = ("nchw", "nhwc")

@@ -8,7 +8,7 @@ re-reversed in time). Peephole weights are packed i, o, f whatever the gate layo
 """
 import numpy as np
 
-from estuary import dtypes
+from estuary.base import dtypes
 from estuary.dialects.core import Bool, Int, Str, Strs, TensorSpec, check, dtype_in, nn_op, rank_is, same_dtype
 
 ACTIVATIONS = ("relu", "sigmoid", "tanh")  # MLRecurrentNetworkActivation

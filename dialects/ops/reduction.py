@@ -12,7 +12,7 @@ Choices where the spec is silent:
 """
 import numpy as np
 
-from estuary import dtypes
+from estuary.base import dtypes
 from estuary.dialects.core import Bool, DType, Int, Ints, TensorSpec, axes_valid, check, dtype_in, nn_op
 
 # reduceL1, reduceProduct, reduceSum, reduceSumSquare (the spec's allowed-type lists).

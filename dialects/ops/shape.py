@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 
-from estuary import dtypes
+from estuary.base import dtypes
 from estuary.dialects.core import (Bool, Float, Int, Ints, Str, axes_valid, check, dtype_in, nn_op,
                                    same_dtype, unidirectional_broadcastable)
 

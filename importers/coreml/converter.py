@@ -10,7 +10,7 @@ Layouts and model-kind decisions: importers/coreml/model_kinds.py and docs/corem
 import numpy as np
 
 from estuary.dialects.graph import Graph
-from estuary.errors import ModelImportError, UnsupportedOpError, VerificationError
+from estuary.base.errors import ModelImportError, UnsupportedOpError, VerificationError
 from estuary.importers.context import ConversionContext
 from estuary.importers.coreml import model_kinds, weights
 from estuary.importers.coreml.ops import OPS

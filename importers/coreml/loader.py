@@ -5,7 +5,7 @@ import os
 import sys
 import types
 
-from estuary.errors import ModelImportError
+from estuary.base.errors import ModelImportError
 
 # The newest specification version this importer knows (coremltools 9: iOS 26 = 10).
 MAX_SPEC_VERSION = 10

@@ -23,7 +23,7 @@ Runtime layouts (the compiled model's signature):
 import numpy as np
 
 from estuary.dialects.core import TensorSpec
-from estuary.errors import ModelImportError
+from estuary.base.errors import ModelImportError
 
 _ARRAY_DTYPES = {65568: "float32", 65600: "float32", 65552: "float16", 131104: "int32"}
 _COLOR = {10: ("GRAYSCALE", 1), 20: ("RGB", 3), 30: ("BGR", 3), 40: ("GRAYSCALE_FLOAT16", 1)}

@@ -36,4 +36,4 @@ def supported() -> dict[str, int]:
     from estuary.importers.mlprogram.ops import OPS
 
     OPS.load()
-    return {str(name): int(entry.since) for name, entry in OPS.entries.items()}
+    return {str(name): int(entry.since) for name, entry in OPS.items()}

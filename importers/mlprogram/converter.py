@@ -15,10 +15,10 @@ from typing import Any
 import numpy as np
 from iree.compiler import ir
 
-from estuary import dtypes
+from estuary.base import dtypes
 from estuary.dialects.core import TensorSpec
 from estuary.dialects.graph import Graph, NNModule
-from estuary.errors import ModelImportError, UnsupportedOpError, VerificationError
+from estuary.base.errors import ModelImportError, UnsupportedOpError, VerificationError
 from estuary.importers.context import ConversionContext
 from estuary.importers.coreml import model_kinds
 from estuary.importers.coreml.loader import model_pb2

@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from estuary.errors import ModelImportError
+from estuary.base.errors import ModelImportError
 from estuary.importers.coreml.loader import is_model_message, model_pb2
 from estuary.importers.mlprogram.storage import BlobFile
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from estuary.errors import ModelImportError
+from estuary.base.errors import ModelImportError
 
 SENTINEL = 0xDEADBEEF
 HEADER = 64

@@ -6,7 +6,7 @@ The runtime inputs are named input0.. and outputs output0.. in identify_inputs_a
 """
 import os
 
-from estuary.errors import ModelImportError, UnsupportedOpError
+from estuary.base.errors import ModelImportError, UnsupportedOpError
 from estuary.importers.nnapi import model as nnapi
 from estuary.importers.nnapi.converter import Converter
 from estuary.importers.nnapi.ops import OPS

@@ -5,7 +5,7 @@ import numpy as np
 
 from estuary.dialects.core import TensorSpec
 from estuary.dialects.graph import Graph
-from estuary.errors import VerificationError
+from estuary.base.errors import VerificationError
 from estuary.importers.context import ConversionContext
 from estuary.importers.nnapi.ops import OPS
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from estuary.errors import EstuaryError
+from estuary.base.errors import EstuaryError
 
 if TYPE_CHECKING:
     from _typeshed import ReadableBuffer

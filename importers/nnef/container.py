@@ -8,7 +8,7 @@ import os
 import tarfile
 import zlib
 
-from estuary.errors import ModelImportError
+from estuary.base.errors import ModelImportError
 from estuary.importers.nnef import limits
 from estuary.importers.nnef.tensor_file import HEADER, data_size, decode_blob, parse_header
 

@@ -10,10 +10,10 @@ lower-rank operand with trailing 1s before an nn (numpy-style) broadcasting op.
 """
 import numpy as np
 
-from estuary import dtypes
+from estuary.base import dtypes
 from estuary.dialects.core import TensorSpec
 from estuary.dialects.graph import Graph
-from estuary.errors import VerificationError, where
+from estuary.base.errors import VerificationError, where
 from estuary.importers.context import ConversionContext
 from estuary.importers.nnef import quant
 from estuary.importers.nnef.loader import find_line

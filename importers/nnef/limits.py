@@ -5,7 +5,7 @@ these are refused, naming the limit and the variable that raises it, before anyt
 or decompressed beyond the limit (docs/nnef.md, "Limits")."""
 import os
 
-from estuary.errors import ModelImportError
+from estuary.base.errors import ModelImportError
 
 # name of the environment variable -> default
 TEXT_BYTES = ("ESTUARY_NNEF_MAX_TEXT_BYTES", 64 << 20)  # graph.nnef, graph.quant

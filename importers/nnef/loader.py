@@ -9,7 +9,7 @@ import math
 import os
 import re
 
-from estuary.errors import ModelImportError, UnsupportedOpError
+from estuary.base.errors import ModelImportError, UnsupportedOpError
 from estuary.importers.nnef import limits
 from estuary.importers.nnef.ops import OPS
 

@@ -12,7 +12,7 @@ algorithm must be a fragment the document defines; its body is applied (expanded
 """
 import numpy as np
 
-from estuary.errors import EstuaryError, VerificationError
+from estuary.base.errors import EstuaryError, VerificationError
 from estuary.importers.nnef.loader import fragment_prefix, parse_text
 
 

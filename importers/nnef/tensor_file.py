@@ -18,7 +18,7 @@ import struct
 
 import numpy as np
 
-from estuary.errors import ModelImportError
+from estuary.base.errors import ModelImportError
 
 HEADER = 128
 MAX_RANK = 8

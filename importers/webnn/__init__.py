@@ -14,10 +14,10 @@ import os
 import numpy as np
 
 import estuary.dialects  # noqa: F401
-from estuary import dtypes
+from estuary.base import dtypes
 from estuary.dialects.core import TensorSpec
 from estuary.dialects.graph import Graph
-from estuary.errors import ModelImportError, UnsupportedOpError, VerificationError, where
+from estuary.base.errors import ModelImportError, UnsupportedOpError, VerificationError, where
 from estuary.importers.webnn import four_bit
 from estuary.importers.webnn.converter import OpContext, options_of
 from estuary.importers.webnn.ops import OPS

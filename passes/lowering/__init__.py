@@ -1,31 +1,30 @@
 """Lowering `nn` ops to TOSA (+ linalg/tensor/arith/math): one small rule per op.
 
-A rule is registered with `@lower("conv2d")` and receives a `RuleContext`: the op's lowered
+A rule is registered with `@lowering("conv2d")` (the generic rule) or `@lowering("conv2d",
+target="llvm-cpu")` (a target's own rule, registered by its backend) and receives a `RuleContext`: the op's lowered
 operand values grouped as declared (`n.inputs`), their specs (`n.in_specs`), the result specs
 (`n.out_specs`), the attributes (`n.attrs`), the typed view (`n.op`), the compile options
 (`n.options`: target, CPU lanes, Winograd, ...) and the lowering run it belongs to (`n.run`: a
 cache shared by the rules of one run, and side results for the compiler). It builds the
 replacement at the current insertion point and returns one Value or a list of Values.
-Rules live in family modules (elementwise, convolution, pooling, ...), one per family of
-`estuary.dialects.ops.FAMILIES`.
+Generic rules live in family modules (elementwise, convolution, pooling, ...), named as the op
+families of dialects/ops/; `RULES.load()` imports every module of this package.
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from iree.compiler import ir
 
-from estuary.backends import CompileOptions
+from estuary.base.options import CompileOptions
 from estuary.dialects import core, graph
 from estuary.dialects.builder import Builder
 from estuary.dialects.core import TensorSpec
-from estuary.errors import LoweringError, VerificationError, where
+from estuary.base.errors import LoweringError, VerificationError, where
+from estuary.base.registry import Registry
 from estuary.passes.lowering.common import storage
-
-RULES: dict[str, Any] = {}
-DECOMPOSITIONS: dict[str, Any] = {}
-
 
 @dataclass
 class LoweringRun:
@@ -37,28 +36,41 @@ class LoweringRun:
     results: dict[str, Any] = field(default_factory=dict)
 
 
-def lower(*names):
-    """Register the decorated function as the lowering rule of the named nn op(s)."""
+Rule = Callable[["RuleContext"], Any]  # returns the replacement Value, or a list of them
+Decomposition = Callable[["Decomposer"], Any]
+_PACKAGES = ["estuary.passes.lowering"]
+# (op short name, target or None for the generic rule) -> rule
+RULES: Registry[tuple[str, str | None], Rule] = Registry("lowering rule", _PACKAGES)
+DECOMPOSITIONS: Registry[str, Decomposition] = Registry("decomposition", _PACKAGES)
 
-    def wrap(fn):
+
+def lowering(*names: str, target: str | None = None) -> Callable[[Rule], Rule]:
+    """Register the decorated function as the lowering rule of the named nn op(s): the generic
+    rule, or with `target` the rule that replaces it for that target (backends/<target>/)."""
+
+    def wrap(fn: Rule) -> Rule:
         for name in names:
-            if name in RULES:
-                raise ValueError(f"lowering for nn.{name} registered twice")
-            RULES[name] = fn
+            RULES.add((name, target), fn, fn.__module__)
         return fn
 
     return wrap
 
 
-def decompose(*names):
+def rule_for(name: str, target: str) -> Rule | None:
+    """The rule lowering nn op `name` for `target`: the target's own, else the generic one."""
+    RULES.load()
+    return RULES.get((name, target)) or RULES.get((name, None))
+
+
+def decomposition(*names: str) -> Callable[[Decomposition], Decomposition]:
     """Register the decorated function as the decomposition of nn op(s) into simpler nn ops.
 
     Compound ops (gru, lstm, ...) are rewritten this way before lowering, exactly as their spec
     decomposes them; `fn(d)` gets a Decomposer and returns the replacement value(s)."""
 
-    def wrap(fn):
+    def wrap(fn: Decomposition) -> Decomposition:
         for name in names:
-            DECOMPOSITIONS[name] = fn
+            DECOMPOSITIONS.add(name, fn, fn.__module__)
         return fn
 
     return wrap
@@ -84,9 +96,7 @@ class Decomposer(Builder):
 
 def decompose_module(module, source="<memory>"):
     """Rewrite compound nn ops into simpler nn ops until none is left."""
-    from estuary.passes.lowering import families
-
-    families.load()
+    DECOMPOSITIONS.load()
     while True:
         ops = [o for o in nn_ops(module.operation) if o.name[3:] in DECOMPOSITIONS]
         if not ops:
@@ -167,9 +177,8 @@ def lower_module(module: ir.Module, source: str = "<memory>",
                  options: CompileOptions | None = None) -> dict[str, Any]:
     """Replace every nn op of `module` by TOSA/linalg for `options` (default: the CPU forms with
     no CPU-specific layouts); LoweringError if any stays. Returns the run's side results."""
-    from estuary.passes.lowering import families, winograd
+    from estuary.passes.lowering import winograd
 
-    families.load()
     options = options or CompileOptions()
     decompose_module(module, source)
     run = LoweringRun()
@@ -181,7 +190,7 @@ def lower_module(module: ir.Module, source: str = "<memory>",
 
 def _lower_ops(module, source, options, run):
     ops = nn_ops(module.operation)
-    missing = [o for o in ops if o.name[3:] not in RULES]
+    missing = [o for o in ops if rule_for(o.name[3:], options.target) is None]
     if missing:
         raise LoweringError(f"{source}: no lowering for: {describe(missing)}")
     # Specs are read before any replacement: lowered values lose integer signedness.
@@ -197,7 +206,7 @@ def _lower_ops(module, source, options, run):
                            graph.op_attrs(opdef, o), options, run)
         with ir.InsertionPoint(o), o.location:
             try:
-                result = RULES[opdef.name](node)
+                result = rule_for(opdef.name, options.target)(node)
             except VerificationError as e:
                 raise LoweringError(f"{where(source, graph.loc_name(o), o.name)}: {e}") from None
         results = result if isinstance(result, (list, tuple)) else [result]

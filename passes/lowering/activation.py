@@ -8,7 +8,7 @@ from iree.compiler.dialects import arith, tosa
 from iree.compiler.dialects import math as mathd
 
 from estuary.passes.lowering import common as C
-from estuary.passes.lowering import lower
+from estuary.passes.lowering import lowering
 
 
 def _generic(n, body, inputs=None):
@@ -74,25 +74,25 @@ def _erfc_neg(x):
     return arith.mulf(arith.mulf(t, mathd.exp(arith.subf(poly, lo))), mathd.exp(arith.negf(hi)))
 
 
-@lower("sigmoid")
+@lowering("sigmoid")
 def lower_sigmoid(n):
     # 1 / (1 + exp(-x)): TOSA's sigmoid approximation is tens of ULP off
     return _generic(n, lambda x: arith.divf(_k(x, 1.0), arith.addf(_k(x, 1.0), mathd.exp(arith.negf(x)))))
 
 
-@lower("tanh")
+@lowering("tanh")
 def lower_tanh(n):
     return tosa.tanh(C.storage(n.out), n.inputs[0])
 
 
-@lower("relu")
+@lowering("relu")
 def lower_relu(n):
     if n.out.dtype.startswith("float"):
         return _generic(n, lambda x: arith.maximumf(x, _k(x, 0.0)))  # NaN stays NaN
     return _generic(n, lambda x: arith.maxsi(x, _k(x, 0)))
 
 
-@lower("prelu")
+@lowering("prelu")
 def lower_prelu(n):
     x, slope = [C.expand_rank(v, n.out.rank) for v in n.inputs]
     if n.out.dtype.startswith("float"):
@@ -106,7 +106,7 @@ def lower_prelu(n):
     return _generic(n, body, [x, slope])
 
 
-@lower("leaky_relu")
+@lowering("leaky_relu")
 def lower_leaky_relu(n):
     alpha = _option(n, "alpha")
 
@@ -116,7 +116,7 @@ def lower_leaky_relu(n):
     return _generic(n, body)
 
 
-@lower("elu")
+@lowering("elu")
 def lower_elu(n):
     alpha = _option(n, "alpha")
 
@@ -126,7 +126,7 @@ def lower_elu(n):
     return _generic(n, body)
 
 
-@lower("gelu")
+@lowering("gelu")
 def lower_gelu(n):
     def body(x):  # 0.5 * x * (1 + erf(x / sqrt 2)); erfc form for x < 0 (no cancellation)
         z = arith.mulf(x, _k(x, 1 / math.sqrt(2)))
@@ -141,13 +141,13 @@ def _clip(x, lo, hi):
     return arith.minimumf(arith.maximumf(x, _k(x, lo)), _k(x, hi))
 
 
-@lower("hard_sigmoid")
+@lowering("hard_sigmoid")
 def lower_hard_sigmoid(n):
     a, b = _option(n, "alpha"), _option(n, "beta")
     return _generic(n, lambda x: _clip(arith.addf(arith.mulf(x, _k(x, a)), _k(x, b)), 0.0, 1.0))
 
 
-@lower("hard_swish")
+@lowering("hard_swish")
 def lower_hard_swish(n):
     def body(x):
         gate = _clip(arith.addf(x, _k(x, 3.0)), 0.0, 6.0)
@@ -155,7 +155,7 @@ def lower_hard_swish(n):
     return _generic(n, body)
 
 
-@lower("softplus")
+@lowering("softplus")
 def lower_softplus(n):
     def body(x):  # max(x, 0) + log1p(exp(-|x|)): no overflow for large |x|
         t = C.log1p(mathd.exp(arith.negf(mathd.absf(x))), n.options.gpu)
@@ -163,18 +163,18 @@ def lower_softplus(n):
     return _generic(n, body)
 
 
-@lower("softsign")
+@lowering("softsign")
 def lower_softsign(n):
     return _generic(n, lambda x: arith.divf(x, arith.addf(_k(x, 1.0), mathd.absf(x))))
 
 
-@lower("linear")
+@lowering("linear")
 def lower_linear(n):
     a, b = _option(n, "alpha"), _option(n, "beta")
     return _generic(n, lambda x: arith.addf(arith.mulf(x, _k(x, a)), _k(x, b)))
 
 
-@lower("softmax")
+@lowering("softmax")
 def lower_softmax(n):
     """exp(x - max) / sum(exp(x - max)) along the axis; float16 data is computed in float32."""
     axis = n.attrs["axis"]

@@ -12,7 +12,7 @@ from iree.compiler import ir
 from iree.compiler.dialects import arith, linalg, tensor, tosa
 from iree.compiler.dialects import math as mathd
 
-from estuary import dtypes
+from estuary.base import dtypes
 from estuary.dialects.core import TensorSpec
 from estuary.dialects.graph import constant_attr
 

@@ -2,10 +2,10 @@
 from iree.compiler.dialects import tosa
 
 from estuary.dialects.graph import constant_attr, constant_value
-from estuary.passes.lowering import lower
+from estuary.passes.lowering import lowering
 
 
-@lower("constant")
+@lowering("constant")
 def lower_constant(n):
     attr = n.attrs["value"]
     spec = n.out

@@ -11,7 +11,7 @@ from iree.compiler.dialects import math as mathd
 
 from estuary.dialects.ops.convolution import TO_IOHW, TO_OIHW
 from estuary.passes.lowering import common as C
-from estuary.passes.lowering import im2col, lower, pointwise, winograd
+from estuary.passes.lowering import im2col, lowering, pointwise, winograd
 
 
 def _f32():
@@ -173,7 +173,7 @@ def _fast3x3(n, transposed):
     return n.out.dtype == "float32" and n.options.winograd and not transposed
 
 
-@lower("conv2d")
+@lowering("conv2d")
 def lower_conv2d(n):
     x, w, bias = _widen(n.inputs, n.out.dtype)
     a = n.attrs
@@ -198,7 +198,7 @@ def _zero_stuff(x, sh, sw, dtype):
     return C.slice_(t, [0, 0, 0, 0], [n, (h - 1) * sh + 1, (w - 1) * sw + 1, c])
 
 
-@lower("conv_transpose2d")
+@lowering("conv_transpose2d")
 def lower_conv_transpose2d(n):
     x, w, bias = _widen(n.inputs, n.out.dtype)
     a = n.attrs

@@ -10,9 +10,9 @@ from iree.compiler import ir
 from iree.compiler.dialects import arith, tosa
 from iree.compiler.dialects import math as mathd
 
-from estuary import dtypes
+from estuary.base import dtypes
 from estuary.passes.lowering import common as C
-from estuary.passes.lowering import lower
+from estuary.passes.lowering import lowering
 from estuary.passes.lowering.pointwise import constant_array
 
 
@@ -32,7 +32,7 @@ def _broadcast_operands(n):
 _INT_ARITH = {"add": arith.addi, "sub": arith.subi, "mul": arith.muli}
 
 
-@lower("add", "sub", "mul")
+@lowering("add", "sub", "mul")
 def lower_add_sub_mul(n):
     a, b = _broadcast_operands(n)
     out = C.storage(n.out)
@@ -66,7 +66,7 @@ def _int_div_body(unsigned, element):
     return body
 
 
-@lower("div")
+@lowering("div")
 def lower_div(n):
     a, b = _broadcast_operands(n)
     element = C.storage(n.out).element_type
@@ -77,7 +77,7 @@ def lower_div(n):
     return C.elementwise(n.out.shape, element, [a, b], body)
 
 
-@lower("max", "min")
+@lowering("max", "min")
 def lower_max_min(n):
     a, b = _broadcast_operands(n)
     element = C.storage(n.out).element_type
@@ -91,7 +91,7 @@ def lower_max_min(n):
     return C.elementwise(n.out.shape, element, [a, b], body)
 
 
-@lower("pow")
+@lowering("pow")
 def lower_pow(n):
     a, b = _broadcast_operands(n)
     element = C.storage(n.out).element_type
@@ -205,7 +205,7 @@ def _to_u8(flag):
     return arith.extui(ir.IntegerType.get_signless(8), flag)
 
 
-@lower("equal", "not_equal", "greater", "greater_or_equal", "lesser", "lesser_or_equal")
+@lowering("equal", "not_equal", "greater", "greater_or_equal", "lesser", "lesser_or_equal")
 def lower_compare(n):
     a, b = _broadcast_operands(n)
     spec = n.in_specs[0]
@@ -228,7 +228,7 @@ def _nonzero(x):
 _LOGIC = {"logical_and": arith.andi, "logical_or": arith.ori, "logical_xor": arith.xori}
 
 
-@lower("logical_and", "logical_or", "logical_xor")
+@lowering("logical_and", "logical_or", "logical_xor")
 def lower_logical(n):
     a, b = _broadcast_operands(n)
     op = _LOGIC[n.name]
@@ -236,7 +236,7 @@ def lower_logical(n):
     return C.elementwise(n.out.shape, ir.IntegerType.get_signless(8), [a, b], body)
 
 
-@lower("logical_not")
+@lowering("logical_not")
 def lower_logical_not(n):
     (a,) = n.inputs
     body = lambda x: _to_u8(arith.cmpi(arith.CmpIPredicate.eq, x, C.scalar_const(x.type, 0)))  # noqa: E731
@@ -248,18 +248,18 @@ _TOSA_UNARY = {"ceil": tosa.ceil, "cos": tosa.cos, "exp": tosa.exp, "floor": tos
 _MATH_UNARY = {"sqrt": mathd.sqrt, "tan": mathd.tan}
 
 
-@lower(*_TOSA_UNARY)
+@lowering(*_TOSA_UNARY)
 def lower_tosa_unary(n):
     return _TOSA_UNARY[n.name](C.storage(n.out), n.inputs[0])
 
 
-@lower(*_MATH_UNARY)
+@lowering(*_MATH_UNARY)
 def lower_math_unary(n):
     element = C.storage(n.out).element_type
     return C.elementwise(n.out.shape, element, [n.inputs[0]], _MATH_UNARY[n.name])
 
 
-@lower("is_nan", "is_infinite")
+@lowering("is_nan", "is_infinite")
 def lower_float_class(n):
     element = C.element_of(n.inputs[0])
 
@@ -271,12 +271,12 @@ def lower_float_class(n):
     return C.elementwise(n.out.shape, ir.IntegerType.get_signless(8), [n.inputs[0]], body)
 
 
-@lower("erf")
+@lowering("erf")
 def lower_erf(n):
     return tosa.erf(C.storage(n.out), n.inputs[0])
 
 
-@lower("abs")
+@lowering("abs")
 def lower_abs(n):
     if _is_float(n.out) or n.out.dtype == "int32":
         return tosa.abs(C.storage(n.out), n.inputs[0])
@@ -284,7 +284,7 @@ def lower_abs(n):
     return C.elementwise(n.out.shape, element, [n.inputs[0]], mathd.absi)
 
 
-@lower("neg")
+@lowering("neg")
 def lower_neg(n):
     element = C.storage(n.out).element_type
     if _is_float(n.out):
@@ -293,7 +293,7 @@ def lower_neg(n):
                          lambda x: arith.subi(C.scalar_const(element, 0), x))
 
 
-@lower("identity")
+@lowering("identity")
 def lower_identity(n):
     return n.inputs[0]
 
@@ -320,7 +320,7 @@ def _float_to_int_body(src_element, dst_element, dst_dtype):
     return body
 
 
-@lower("cast")
+@lowering("cast")
 def lower_cast(n):
     src, dst = n.in_specs[0], n.out
     (x,) = n.inputs
@@ -348,7 +348,7 @@ def lower_cast(n):
     return C.elementwise(dst.shape, dst_el, [x], body)
 
 
-@lower("clamp")
+@lowering("clamp")
 def lower_clamp(n):
     (x,) = n.inputs
     lo, hi = n.attrs["min_value"], n.attrs["max_value"]
@@ -371,7 +371,7 @@ def lower_clamp(n):
     return C.elementwise(n.out.shape, element, [x], body)
 
 
-@lower("where")
+@lowering("where")
 def lower_where(n):
     rank = n.out.rank
     c, t, f = [C.expand_rank(v, rank) for v in n.inputs]

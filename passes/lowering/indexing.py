@@ -6,9 +6,9 @@ from iree.compiler import ir
 from iree.compiler.dialects import _linalg_ops_gen as linalg_ops
 from iree.compiler.dialects import arith, linalg, tensor, tosa
 
-from estuary import dtypes
+from estuary.base import dtypes
 from estuary.passes.lowering import common as C
-from estuary.passes.lowering import lower
+from estuary.passes.lowering import lowering
 from estuary.passes.lowering.shape import _int64_to_int32
 
 
@@ -71,12 +71,12 @@ def _filled(shape, element, value):
     return linalg.fill(C.scalar_const(element, value), outs=[tensor.empty(list(shape), element)])
 
 
-@lower("tile")
+@lowering("tile")
 def lower_tile(n):
     return tosa.tile(C.storage(n.out), n.inputs[0], C.shape_value(n.attrs["repetitions"]))
 
 
-@lower("reverse")
+@lowering("reverse")
 def lower_reverse(n):
     x = n.inputs[0]
     for axis in n.attrs["axes"]:
@@ -85,7 +85,7 @@ def lower_reverse(n):
     return x
 
 
-@lower("reverse_sequence")
+@lowering("reverse_sequence")
 def lower_reverse_sequence(n):
     """out[.., t, ..] = x[.., L - 1 - t, ..] for t < L = lengths[b] (clamped to 0..size), else x."""
     x, lengths = n.inputs
@@ -126,7 +126,7 @@ def _narrow_on_gpu(n, indices):
     return _int64_to_int32(indices) if n.in_specs[1].dtype == "int64" and n.options.gpu else indices
 
 
-@lower("gather_elements")
+@lowering("gather_elements")
 def lower_gather_elements(n):
     x, indices = n.inputs
     indices = _narrow_on_gpu(n, indices)
@@ -143,7 +143,7 @@ def lower_gather_elements(n):
     return _generic([C.storage(n.out)], [indices], [init], [ident, ident], [C.PARALLEL] * rank, body)[0]
 
 
-@lower("gather_nd")
+@lowering("gather_nd")
 def lower_gather_nd(n):
     x, indices = n.inputs
     indices = _narrow_on_gpu(n, indices)
@@ -194,7 +194,7 @@ def _eq(a, b):
     return arith.cmpi(arith.CmpIPredicate.eq, a, b)
 
 
-@lower("scatter_elements")
+@lowering("scatter_elements")
 def lower_scatter_elements(n):
     """Dims (p.., k): output position p visits the updates u = p with dimension `axis` set to k (k in
     order), combining those whose index hits p[axis]. O(output size x updates.shape[axis])."""
@@ -227,7 +227,7 @@ def lower_scatter_elements(n):
     return _generic([C.storage(n.out)], [extent], [x], [_dims(rank + 1, [rank]), p_map], iters, body)[0]
 
 
-@lower("scatter_nd")
+@lowering("scatter_nd")
 def lower_scatter_nd(n):
     x, indices, updates = n.inputs
     indices = _narrow_on_gpu(n, indices)
@@ -253,7 +253,7 @@ def lower_scatter_nd(n):
     return _generic([C.storage(n.out)], [updates], [x], [u_map, p_map], iters, body)[0]
 
 
-@lower("cumulative_sum")
+@lowering("cumulative_sum")
 def lower_cumulative_sum(n):
     """Reduction dim j visits the axis in order; `reversed` is reverse(cumsum(reverse(x)))."""
     x = n.inputs[0]
@@ -290,7 +290,7 @@ def _before(dtype, largest, vj, vi, j, i):
     return arith.ori(better, arith.andi(same, earlier))
 
 
-@lower("top_k")
+@lowering("top_k")
 def lower_top_k(n):
     """rank[i] = #elements sorting before i (a permutation); output r takes the element of rank r."""
     x = n.inputs[0]
@@ -351,7 +351,7 @@ def _iou_above(boxes, b, i, j, threshold):
     return arith.andi(pos, over)
 
 
-@lower("non_max_suppression")
+@lowering("non_max_suppression")
 def lower_non_max_suppression(n):
     """Sort by score (stable ranks), then an scf.for over sorted positions r: the kept box r
     suppresses later boxes overlapping it; kept boxes are then compacted into max_boxes slots."""

@@ -16,7 +16,7 @@ from iree.compiler.dialects import arith, linalg, tensor
 
 from estuary.dialects.ops.lookup import fingerprint64
 from estuary.passes.lowering import common as C
-from estuary.passes.lowering import lower
+from estuary.passes.lowering import lowering
 
 
 def _i(width):
@@ -97,7 +97,7 @@ def _map(rank, dims):
     return ir.AffineMapAttr.get(ir.AffineMap.get(rank, 0, [ir.AffineDimExpr.get(d) for d in dims]))
 
 
-@lower("lsh_projection")
+@lowering("lsh_projection")
 def lower_lsh_projection(n):
     n.run.results["keep_f64"] = True  # the score is summed in double, as the reference does
     hashes, x, weight = n.inputs

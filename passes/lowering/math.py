@@ -4,7 +4,7 @@
 # --- NNEF (§4.2.1 unary extensions): math-dialect functions applied element by element
 from iree.compiler.dialects import math as _mathd  # noqa: E402
 
-from estuary.passes.lowering import common as _C, lower as _lower  # noqa: E402
+from estuary.passes.lowering import common as _C, lowering as _lowering  # noqa: E402
 
 from iree.compiler.dialects import arith as _ar  # noqa: E402
 
@@ -52,7 +52,7 @@ _NNEF_UNARY = {"sinh": _sinh, "cosh": lambda x, gpu: _mathd.cosh(x), "asin": lam
                "acosh": _acosh, "atanh": _atanh}
 
 
-@_lower(*_NNEF_UNARY)
+@_lowering(*_NNEF_UNARY)
 def lower_nnef_unary(n):
     return _C.elementwise(n.out.shape, _C.storage(n.out).element_type, [n.inputs[0]],
                         lambda x: _NNEF_UNARY[n.name](x, n.options.gpu))
@@ -77,7 +77,7 @@ def _sign_body(x):
 _COREML_UNARY = {"sign": _sign_body, "round": _mathd.roundeven, "exp2": _mathd.exp2}
 
 
-@_lower(*_COREML_UNARY)
+@_lowering(*_COREML_UNARY)
 def lower_coreml_unary(n):
     return _C.elementwise(n.out.shape, _C.storage(n.out).element_type, [n.inputs[0]], _COREML_UNARY[n.name])
 
@@ -110,6 +110,6 @@ def _floor_div_body(a, b):
 _COREML_BINARY = {"mod": _mod_body, "floor_div": _floor_div_body}
 
 
-@_lower(*_COREML_BINARY)
+@_lowering(*_COREML_BINARY)
 def lower_coreml_binary(n):
     return _C.elementwise(n.out.shape, _C.storage(n.out).element_type, list(n.inputs), _COREML_BINARY[n.name])

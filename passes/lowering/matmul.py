@@ -14,7 +14,7 @@ from iree.compiler.dialects import arith, tosa
 from estuary.backends.llvm_cpu.tile_rules import unit_width
 from estuary.dialects.ops.matmul import as_dtype
 from estuary.passes.lowering import common as C
-from estuary.passes.lowering import lower
+from estuary.passes.lowering import lowering
 from estuary.passes.lowering.matvec import (BLOCK, MAX_WEIGHTS, UNIT_PARTS, is_constant, row_products, unit_products,
                                              vector_form)
 from estuary.passes.lowering.pointwise import constant_array
@@ -102,7 +102,7 @@ def _row_times_matrix(v, b):
     return C.reshape(y if parts * size == n else C.slice_(y, [0], [n]), [1, n])
 
 
-@lower("matmul")
+@lowering("matmul")
 def lower_matmul(n):
     batch = n.out.shape[:-2]
     return _narrow(batched_matmul(n, *n.inputs, batch), n.out)
@@ -120,7 +120,7 @@ def _scaled(v, factor):
     return C.mul(v, C.const([[factor]], "float32"), v.type)
 
 
-@lower("gemm")
+@lowering("gemm")
 def lower_gemm(n):
     """alpha * (A' B') [+ beta * C], C broadcast by tosa.add (rank 0..2 expanded to rank 2)."""
     a, b, c = n.inputs

@@ -12,7 +12,7 @@ from iree.compiler.dialects import tosa
 from estuary.dialects.ops.matmul import as_dtype
 from estuary.dialects.ops.normalization import default_axes
 from estuary.passes.lowering import common as C
-from estuary.passes.lowering import lower
+from estuary.passes.lowering import lowering
 
 
 def _f32():
@@ -95,7 +95,7 @@ def _channel(v, rank, axis):
     return C.reshape(v, shape)
 
 
-@lower("batch_normalization")
+@lowering("batch_normalization")
 def lower_batch_normalization(n):
     x, mean, var, scale, bias = [_to_f32(v) for v in n.inputs]
     axis, rank = n.attrs["axis"], n.out.rank
@@ -105,7 +105,7 @@ def lower_batch_normalization(n):
     return _narrow(y, n.out)
 
 
-@lower("instance_normalization")
+@lowering("instance_normalization")
 def lower_instance_normalization(n):
     x, scale, bias = [_to_f32(v) for v in n.inputs]
     nchw = n.attrs["layout"] == "nchw"
@@ -114,7 +114,7 @@ def lower_instance_normalization(n):
     return _narrow(_normalize(x, axes, eps, _channel(scale, 4, ch), _channel(bias, 4, ch)), n.out)
 
 
-@lower("layer_normalization")
+@lowering("layer_normalization")
 def lower_layer_normalization(n):
     """scale/bias dims follow the listed axes: transpose them into the input's axis order."""
     x, scale, bias = [_to_f32(v) for v in n.inputs]

@@ -12,10 +12,10 @@ from iree.compiler.dialects import _linalg_ops_gen as linalg_ops
 from iree.compiler.dialects import arith, linalg, tensor, tosa
 from iree.compiler.dialects import math as mathd
 
-from estuary import dtypes
+from estuary.base import dtypes
 from estuary.dialects.ops.pooling import lowest, pool_geometry, resample_plan, resample_sizes, valid_counts
 from estuary.passes.lowering import common as C
-from estuary.passes.lowering import lower, pointwise
+from estuary.passes.lowering import lowering, pointwise
 
 
 def _to_float32(x, dtype):
@@ -76,17 +76,17 @@ def _pool(n, kind):
     return C.transpose(y, [0, 3, 1, 2]) if a["layout"] == "nchw" else y
 
 
-@lower("average_pool2d")
+@lowering("average_pool2d")
 def lower_average_pool2d(n):
     return _pool(n, "average")
 
 
-@lower("l2_pool2d")
+@lowering("l2_pool2d")
 def lower_l2_pool2d(n):
     return _pool(n, "l2")
 
 
-@lower("max_pool2d")
+@lowering("max_pool2d")
 def lower_max_pool2d(n):
     return _pool(n, "max")
 
@@ -132,7 +132,7 @@ def _resample_body(x, args, axes, linear):
     return lerp(lerp(at((0, 0)), at((0, 1)), t1), lerp(at((1, 0)), at((1, 1)), t1), t0)
 
 
-@lower("resample2d")
+@lowering("resample2d")
 def lower_resample2d(n):
     """One linalg.generic gathering x through compile-time index (and weight) tables."""
     spec, a = n.in_specs[0], n.attrs

@@ -23,7 +23,7 @@ from iree.compiler.dialects import arith, linalg, tensor, tosa, util
 from estuary.backends.llvm_cpu import pad_fusion
 from estuary.dialects.ops.pooling import valid_counts
 from estuary.passes.lowering import common as C
-from estuary.passes.lowering import lower
+from estuary.passes.lowering import lowering
 from estuary.passes.lowering.convolution import drop_end_rows, fit_padding
 
 
@@ -87,7 +87,7 @@ def _out_args(a):
     return a["multiplier"], a["output_zero_point"], a["output_min"], a["output_max"]
 
 
-@lower("dequantize")
+@lowering("dequantize")
 def lower_dequantize(n):
     f32 = ir.F32Type.get()
     zp, scale = n.attrs["zero_point"], n.attrs["scale"]
@@ -99,14 +99,14 @@ def lower_dequantize(n):
     return C.elementwise(C.shape_of(n.inputs[0]), f32, [n.inputs[0]], body)
 
 
-@lower("requantize")
+@lowering("requantize")
 def lower_requantize(n):
     a = n.attrs
     width = 8 if a["to"] == "uint8" else 32
     return requantize(n.inputs[0], n.in_specs[0].dtype == "uint8", a["input_zero_point"], *_out_args(a), width)
 
 
-@lower("table_lookup")
+@lowering("table_lookup")
 def lower_table_lookup(n):
     x, table = n.inputs
     el = C.element_of(table)
@@ -118,7 +118,7 @@ def lower_table_lookup(n):
     return C.elementwise(C.shape_of(x), el, [x], body)
 
 
-@lower("quantized_conv2d")
+@lowering("quantized_conv2d")
 def lower_quantized_conv2d(n):
     a = n.attrs
     x, w = n.inputs[0], n.inputs[1]
@@ -176,7 +176,7 @@ def _pad_depth(v8, axis, zero_point, multiple=8):
     return padded
 
 
-@lower("quantized_matmul")
+@lowering("quantized_matmul")
 def lower_quantized_matmul(n):
     a = n.attrs
     x, w = n.inputs[0], n.inputs[1]
@@ -197,7 +197,7 @@ def lower_quantized_matmul(n):
     return requantize(acc, False, 0, *_out_args(a))
 
 
-@lower("quantized_average_pool2d")
+@lowering("quantized_average_pool2d")
 def lower_quantized_average_pool2d(n):
     a = n.attrs
     x = n.inputs[0]
@@ -224,7 +224,7 @@ def lower_quantized_average_pool2d(n):
 EXP_BITS = 16
 
 
-@lower("quantized_softmax")
+@lowering("quantized_softmax")
 def lower_quantized_softmax(n):
     x = n.inputs[0]
     shape = C.shape_of(x)

@@ -10,7 +10,7 @@ from iree.compiler.dialects import math as mathd
 
 from estuary.dialects.ops.random import seed_words
 from estuary.passes.lowering import common as C
-from estuary.passes.lowering import lower
+from estuary.passes.lowering import lowering
 
 
 def _i32():
@@ -72,7 +72,7 @@ def _generate(n, body):
     return op.result
 
 
-@lower("random_uniform")
+@lowering("random_uniform")
 def lower_random_uniform(n):
     a = n.attrs
 
@@ -83,7 +83,7 @@ def lower_random_uniform(n):
     return _generate(n, body)
 
 
-@lower("random_normal")
+@lowering("random_normal")
 def lower_random_normal(n):
     a = n.attrs
 

@@ -21,7 +21,7 @@ from iree.compiler.dialects import math as mathd
 from estuary.backends.llvm_cpu.tile_rules import unit_width
 from estuary.dialects.ops.recurrent import GRU_ACTIVATIONS, LSTM_ACTIVATIONS, PEEPHOLE_GATES
 from estuary.passes.lowering import common as C
-from estuary.passes.lowering import lower
+from estuary.passes.lowering import lowering
 from estuary.passes.lowering.matvec import is_constant, row_products, unit_products
 from estuary.passes.lowering.pointwise import constant_array
 
@@ -268,7 +268,7 @@ def _network_inputs(n, count):
     return [_wide(v) for v in n.inputs[:count]]
 
 
-@lower("gru")
+@lowering("gru")
 def lower_gru(n):
     x, w, rw, bias, rbias, h0 = _network_inputs(n, 6)
     a = n.attrs
@@ -277,7 +277,7 @@ def lower_gru(n):
     return [_narrow(v, spec) for v, spec in zip(values, n.out_specs)]
 
 
-@lower("lstm")
+@lowering("lstm")
 def lower_lstm(n):
     x, w, rw, bias, rbias, peep, h0, c0 = _network_inputs(n, 8)
     a = n.attrs
@@ -291,7 +291,7 @@ def _one_direction(v, rank):
     return None if v is None else C.expand_rank(_wide(v), rank)
 
 
-@lower("gru_cell")
+@lowering("gru_cell")
 def lower_gru_cell(n):
     x, w, rw, h, bias, rbias = n.inputs
     a = n.attrs
@@ -301,7 +301,7 @@ def lower_gru_cell(n):
     return _narrow(hidden, n.out)
 
 
-@lower("lstm_cell")
+@lowering("lstm_cell")
 def lower_lstm_cell(n):
     x, w, rw, h, c, bias, rbias, peep = n.inputs
     a = n.attrs

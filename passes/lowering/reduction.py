@@ -17,10 +17,10 @@ from iree.compiler.dialects import _linalg_ops_gen as linalg_ops
 from iree.compiler.dialects import arith, linalg, tensor, tosa
 from iree.compiler.dialects import math as mathd
 
-from estuary import dtypes
+from estuary.base import dtypes
 from estuary.dialects.ops.reduction import reduced_shape
 from estuary.passes.lowering import common as C
-from estuary.passes.lowering import lower, pointwise
+from estuary.passes.lowering import lowering, pointwise
 
 _TOSA_ARGMAX = ("float32", "float16", "int8")  # the input types TOSA's profiles allow
 
@@ -208,7 +208,7 @@ def _widened(x, dtype, fn):
     return tosa.cast(C.tensor_type(C.shape_of(y), ir.F16Type.get()), y)
 
 
-@lower(*("reduce_" + k for k in ("sum", "mean", "max", "min", "product", "l1", "l2", "log_sum", "log_sum_exp",
+@lowering(*("reduce_" + k for k in ("sum", "mean", "max", "min", "product", "l1", "l2", "log_sum", "log_sum_exp",
                                  "sum_square")))
 def lower_reduce(n):
     x = n.inputs[0]
@@ -276,11 +276,11 @@ def _arg(n, greater):
     return C.reshape(idx, out_shape)
 
 
-@lower("arg_max")
+@lowering("arg_max")
 def lower_arg_max(n):
     return _arg(n, True)
 
 
-@lower("arg_min")
+@lowering("arg_min")
 def lower_arg_min(n):
     return _arg(n, False)

@@ -6,26 +6,26 @@ from iree.compiler.dialects import arith, linalg, tensor, tosa
 
 from estuary.dialects.ops.shape import cast_number
 from estuary.passes.lowering import common as C
-from estuary.passes.lowering import lower
+from estuary.passes.lowering import lowering
 
 
-@lower("reshape")
+@lowering("reshape")
 def lower_reshape(n):
     return C.reshape(n.inputs[0], n.out.shape)
 
 
-@lower("transpose")
+@lowering("transpose")
 def lower_transpose(n):
     perm = n.attrs["permutation"] or list(range(n.in_specs[0].rank))[::-1]
     return C.transpose(n.inputs[0], perm)
 
 
-@lower("concat")
+@lowering("concat")
 def lower_concat(n):
     return C.concat(n.inputs[0], n.attrs["axis"])
 
 
-@lower("slice")
+@lowering("slice")
 def lower_slice(n):
     strides = n.attrs.get("strides")
     if strides and any(k != 1 for k in strides):
@@ -33,7 +33,7 @@ def lower_slice(n):
     return C.slice_(n.inputs[0], n.attrs["starts"], n.attrs["sizes"])
 
 
-@lower("split")
+@lowering("split")
 def lower_split(n):
     x, axis = n.inputs[0], n.attrs["axis"]
     shape = C.shape_of(x)
@@ -94,7 +94,7 @@ def _mirror_pad(x, axis, before, after, mode):
     return x
 
 
-@lower("pad")
+@lowering("pad")
 def lower_pad(n):
     x = n.inputs[0]
     begin, end, mode = n.attrs["beginning_padding"], n.attrs["ending_padding"], n.attrs["mode"]
@@ -107,7 +107,7 @@ def lower_pad(n):
     return x
 
 
-@lower("expand")
+@lowering("expand")
 def lower_expand(n):
     return C.broadcast_to(n.inputs[0], n.out.shape)
 
@@ -132,7 +132,7 @@ def _int64_to_int32(indices):
     return C.elementwise(C.shape_of(indices), i32, [indices], narrow)
 
 
-@lower("gather")
+@lowering("gather")
 def lower_gather(n):
     x, indices = n.inputs
     axis = n.attrs["axis"]
@@ -167,7 +167,7 @@ def lower_gather(n):
     return op.result
 
 
-@lower("triangular")
+@lowering("triangular")
 def lower_triangular(n):
     x = n.inputs[0]
     rank = n.out.rank

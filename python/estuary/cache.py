@@ -20,8 +20,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from estuary.backends import CompileOptions
-from estuary.errors import EstuaryError
+from estuary.base.errors import EstuaryError
+from estuary.base.options import CompileOptions
+from estuary.compiler import compile
 
 CACHE_ENV = "ESTUARY_CACHE"
 FORMAT_VERSION = 1  # bump when the entry layout or the key's recipe changes
@@ -253,8 +254,6 @@ def compiled(path: str | os.PathLike[str], options: CompileOptions, *, format: s
              progress: bool | Callable[[str], None] = False) -> tuple[Entry, bool]:
     """The cache entry for `path` compiled with `options`, compiling it on a miss.
     Returns (entry, hit): `hit` is True when the artefact came from the cache."""
-    from estuary.compiler import compile
-
     folder = cache_dir()
     memo = _read_memo(folder)
     before = dict(memo)
@@ -269,62 +268,3 @@ def compiled(path: str | os.PathLike[str], options: CompileOptions, *, format: s
             "created": time.time(), "compile_s": round(art.timings.get("total_s", 0.0), 3),
             "versions": _versions()}
     return store(key, art.vmfb, meta), False
-
-
-def _intact(data: bytes) -> bool:
-    from estuary import integrity
-
-    try:
-        integrity.verify(data)
-    except integrity.IntegrityError:
-        return False
-    return True
-
-
-# the target `load` compiles a model for when it is given a device but no target
-_DRIVER_TARGET = {"local-task": "llvm-cpu", "local-sync": "llvm-cpu", "vulkan": "vulkan-spirv", "cuda": "cuda",
-                  "hip": "rocm", "metal": "metal-spirv"}
-
-
-def load_model(path: str, device: str | None = None, threads: int | None = None, *, target: str | None = None,
-               format: str | None = None, shapes: Mapping[str, Sequence[int]] | None = None, cache: bool = True,
-               progress: bool | Callable[[str], None] = False) -> Any:
-    """`estuary.load` of a model path: compile it for `target` (through the cache unless
-    `cache=False`) and load the artefact. The Model's `from_cache` says whether it was reused."""
-    from estuary.errors import ExecutionError
-    from estuary.runtime import DEVICES, TARGET_DEVICE, Model, read_vmfb
-
-    if device not in DEVICES:
-        raise EstuaryError(f"unknown device {device!r}; choose one of {sorted(k for k in DEVICES if k)}")
-    options = CompileOptions.create(target or _DRIVER_TARGET[DEVICES[device]])
-    if device is None:  # the device the target runs on, named so that Model need not probe the artefact
-        device = TARGET_DEVICE.get(options.target) or "cpu"
-    if not cache:
-        from estuary.compiler import compile
-
-        art = compile(path, format=format, shapes=dict(shapes) if shapes else None, options=options,
-                      progress=progress)
-        return Model(art.vmfb, device, path, threads)
-    for attempt in (0, 1):
-        entry, hit = compiled(path, options, format=format, shapes=shapes, progress=progress)
-        data: Any
-        try:
-            data = read_vmfb(entry.vmfb)
-        except OSError:
-            data = None
-        if data is not None:
-            try:
-                model = Model(data, device, path, threads)  # checks the integrity record first
-            except ExecutionError:
-                if _intact(data):
-                    raise  # a whole artefact that does not load: not the cache's doing
-                data = None
-        if data is None:  # a vanished or damaged entry: compile afresh, once
-            remove(entry.key)
-            if attempt:
-                raise EstuaryError(f"{path}: the compile cache entry {entry.vmfb} is unreadable")
-            continue
-        model.from_cache = hit
-        model.artifact_path = entry.vmfb
-        return model
-    raise AssertionError("unreachable")

@@ -8,7 +8,7 @@ import time
 
 import numpy as np
 
-from estuary.errors import EstuaryError, InternalError
+from estuary.base.errors import EstuaryError, InternalError
 from estuary.importers import FORMATS
 
 
@@ -164,7 +164,7 @@ def _parse_inputs(specs):
 
 
 def _random_inputs(model, seed=0):
-    from estuary import dtypes
+    from estuary.base import dtypes
 
     rng = np.random.default_rng(seed)
     feeds = {}
@@ -223,7 +223,7 @@ def _load(args):
 
 
 def _is_artifact(path):
-    from estuary.integrity import is_vmfb
+    from estuary.base.integrity import is_vmfb
 
     try:
         if os.path.isdir(path):
@@ -391,8 +391,8 @@ def _global_options():
 
 def build_parser():
     import estuary
-    from estuary.backends import TARGETS
-    from estuary.backends.options import PRECISIONS
+    from estuary.backends.targets import TARGETS
+    from estuary.base.options import PRECISIONS
 
     common = _global_options()
     p = argparse.ArgumentParser(prog="estuary", parents=[common],
@@ -525,6 +525,7 @@ Side results of a pass (e.g. keep-f64) are printed as a '// <pass>: key=value' l
 
 def opt_main(argv=None):
     """estuary-opt FILE [--nn-verify] [--lower-nn-to-tosa[=OPTIONS]] ...: run passes in order, print MLIR."""
+    from estuary.backends import pipeline  # noqa: F401  (the targets register their passes and rules)
     from estuary.passes import PASSES, load_all
 
     load_all()
@@ -550,7 +551,7 @@ def opt_main(argv=None):
 
 
 def _opt(args):
-    from estuary.backends import CompileOptions
+    from estuary.backends.options import parse_options
     from estuary.importers.mlir_text import parse_mlir
     from estuary.passes import PASSES
 
@@ -563,7 +564,7 @@ def _opt(args):
                 text = f.read()
         except OSError as e:
             raise EstuaryError(f"{args.input}: cannot read ({e.strerror})") from None
-    plan = [(name, CompileOptions.parse(options)) for name, options in args.passes]
+    plan = [(name, parse_options(options)) for name, options in args.passes]
     chunks = text.split("// -----") if args.split_input_file else [text]
     outputs = []
     failed = False

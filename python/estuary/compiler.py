@@ -9,11 +9,14 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from estuary import integrity
-from estuary.backends import TARGETS, CompileOptions, abi, targets
+from estuary.backends import abi, pipeline, targets
 from estuary.backends.invoke import run_iree
 from estuary.backends.llvm_cpu import pad_fusion
-from estuary.errors import EstuaryError
+from estuary.backends.options import create_options
+from estuary.backends.targets import TARGETS
+from estuary.base import integrity
+from estuary.base.errors import EstuaryError
+from estuary.base.options import CompileOptions
 
 __all__ = ["Artifact", "CompileOptions", "TARGETS", "compile", "compile_nn", "signature_json"]
 
@@ -59,7 +62,7 @@ def _progress(enabled: Progress, message: str) -> None:
 def compile_nn(nn: Any, options: CompileOptions | None = None, *, progress: Progress = False,
                timings: dict[str, float] | None = None) -> Artifact:
     """Lower an NNModule (in place) with `options` and compile it with IREE; returns an Artifact."""
-    options = options or CompileOptions.create()
+    options = options or create_options()
     timings = {} if timings is None else timings
     flags, stats = lower_nn(nn, options, progress=progress, timings=timings)
     t1 = time.perf_counter()
@@ -86,8 +89,6 @@ def lower_nn(nn: Any, options: CompileOptions, *, progress: Progress = False,
     target = targets.get(options.target)
     t0 = time.perf_counter()
     _progress(progress, "optimizing and lowering the nn module")
-    from estuary.passes import pipeline
-
     results = pipeline.run_default(nn, options)
     stats = {k: v for k, v in results.items() if k in ("winograd", "isolated_reductions")}
     if "winograd" in stats:
@@ -132,7 +133,7 @@ def compile(source: Any, target: str = "llvm-cpu", format: str | None = None, *,
     from estuary.importers import import_model
 
     if options is None:
-        options = CompileOptions.create(target, cpu=cpu, optimize=optimize, disable_passes=tuple(disable_passes),
+        options = create_options(target, cpu=cpu, optimize=optimize, disable_passes=tuple(disable_passes),
                                         workers=workers, extra_flags=tuple(extra_flags), precision=precision)
     timings: dict[str, float] = {}
     t0 = time.perf_counter()

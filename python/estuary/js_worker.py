@@ -88,7 +88,7 @@ class Worker:
                 raise ValueError(f"unknown request {header.get('op')!r}")
             reply, data = op(header, buffers)
         except Exception as e:  # every failure goes back to JS as a rejected promise
-            from estuary.errors import EstuaryError
+            from estuary.base.errors import EstuaryError
 
             name = e.name if isinstance(e, _Reported) else type(e).__name__
             if not isinstance(e, (EstuaryError, _Reported)):
@@ -104,7 +104,8 @@ class Worker:
     # ------------------------------------------------------------ requests
 
     def hello(self, h: dict[str, Any], bufs: list[memoryview]) -> tuple[dict[str, Any], list[bytes]]:
-        from estuary import dtypes, webnn
+        from estuary import webnn
+        from estuary.base import dtypes
 
         by_target = {t: webnn.MLContext({"accelerated": t != "llvm-cpu"}).opSupportLimits()
                      for t in ("llvm-cpu", "vulkan-spirv")}
@@ -116,7 +117,7 @@ class Worker:
         its constants ({"buffer": i} into this frame, or {"tensor": id}) as a side file, it is
         what `estuary.load` compiles once per content, target and options."""
         import estuary
-        from estuary.errors import EstuaryError
+        from estuary.base.errors import EstuaryError
 
         doc, target = h["graph"], h.get("target", "llvm-cpu")
         constants: list[bytes | memoryview] = []
@@ -165,7 +166,7 @@ class Worker:
             nn.close()
 
     def create_tensor(self, h: dict[str, Any], bufs: list[memoryview]) -> tuple[dict[str, Any], list[bytes]]:
-        from estuary import dtypes
+        from estuary.base import dtypes
 
         dtype = dtypes.to_numpy(h["dataType"])
         if bufs:  # createConstantTensor: its data, copied

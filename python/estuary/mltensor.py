@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from estuary import dtypes
-from estuary.errors import ExecutionError
+from estuary import devices
+from estuary.base import dtypes
+from estuary.base.errors import ExecutionError
 
 if TYPE_CHECKING:
     import iree.runtime as rt
@@ -28,9 +29,7 @@ _CPU = ("local-task", "local-sync")
 
 def device(driver: str) -> rt.HalDevice:
     """The process's device for `driver` (shared with every Model loaded for it)."""
-    from estuary import runtime
-
-    return runtime._config(driver).device
+    return devices.config(driver).device
 
 
 class DeviceTensor:
@@ -68,13 +67,11 @@ class DeviceTensor:
 
     def read(self) -> Array:
         """A host copy of the contents (this tensor's dtype and shape)."""
-        from estuary import runtime
-
         assert self.view is not None
         if self.driver in _CPU:
             raw = np.array(self.view.get_buffer().map().asarray(list(self.shape), self._signless()), copy=True)
         else:
-            raw = runtime._download(device(self.driver), self.view, self._signless())
+            raw = devices.download(device(self.driver), self.view, self._signless())
         return raw.view(self.dtype).reshape(self.shape)
 
     def release(self) -> None:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Self, cast
 import numpy as np
 import numpy.typing as npt
 
-from estuary.errors import EstuaryError
+from estuary.base.errors import EstuaryError
 from estuary.importers.nnapi.model import (  # noqa: F401  (re-exported: the API's model and enums)
     FuseCode,
     MAX_SIZE_OF_IMMEDIATELY_COPIED_VALUES,

@@ -1,10 +1,10 @@
-"""Running compiled models: `load(artifact_or_path, device)` -> Model; `model.run({...})`."""
+"""Running compiled artefacts: `Model(vmfb, device)`; `model.run({...})`. `estuary.load` (loader.py)
+makes Models from artefacts, .vmfb files and model paths."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 import copy
 import json
-import numbers
 import os
 import threading
 import time
@@ -13,14 +13,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from estuary import dtypes, integrity
-from estuary.errors import EstuaryError, ExecutionError, RuntimeInputError
+from estuary import devices
+from estuary.base import dtypes, integrity
+from estuary.base.errors import EstuaryError, ExecutionError, RuntimeInputError
+
+from estuary.state import State
 
 if TYPE_CHECKING:
     import iree.runtime as rt
-
-    from estuary.compiler import Artifact
-    from estuary.state import State
 
 Array = npt.NDArray[Any]
 # Per input or output of a signature: (name, shape, nn dtype name).
@@ -29,80 +29,6 @@ TensorInfo = tuple[str, tuple[int, ...], str]
 SIGNATURE_KEY = "estuary.signature"
 POLL_SECONDS = 0.05  # how long a CPU run's caller yield-polls for completion before it blocks
 _yield_core: Callable[[], None] = getattr(os, "sched_yield", None) or (lambda: time.sleep(0))  # Windows has no sched_yield
-
-# user-facing device names -> IREE runtime drivers
-DEVICES: dict[str | None, str] = {
-    None: "local-task",
-    "cpu": "local-task",
-    "local-task": "local-task",
-    "local-sync": "local-sync",
-    "vulkan": "vulkan",
-    "gpu": "vulkan",
-    "cuda": "cuda",
-    "hip": "hip",
-    "rocm": "hip",
-    "metal": "metal",
-}
-
-# target a .vmfb was compiled for -> the device `load` opens for it when none is named
-TARGET_DEVICE: dict[str, str | None] = {
-    "llvm-cpu": None,
-    "vulkan-spirv": "vulkan",
-    "cuda": "cuda",
-    "rocm": "hip",
-    "metal-spirv": "metal",
-}
-
-# target a .vmfb was compiled for -> drivers able to run it
-TARGET_DRIVERS: dict[str, set[str]] = {
-    "llvm-cpu": {"local-task", "local-sync"},
-    "vulkan-spirv": {"vulkan"},
-    "cuda": {"cuda"},
-    "rocm": {"hip"},
-    "metal-spirv": {"metal"},
-}
-
-_CONFIGS: dict[str, tuple[rt.Config, int | None]] = {}  # driver -> (device config, worker count)
-
-
-def _topology_flags(threads: int | None) -> tuple[str, str]:
-    """IREE task-system flags for `threads` CPU workers (None: one per core). The flags are
-    process-global, so every device sets all of them. By default IREE pins one worker to each
-    core, counting from core 0; with one worker that would pin every process's worker to core 0
-    (one-thread processes then share that core), so a single worker is left unpinned; more
-    workers stay pinned, which measured faster (docs/performance.md)."""
-    if threads is None:
-        return "--task_topology_group_count=0", "--task_topology_max_group_count=64"
-    if threads == 1:
-        return "--task_topology_group_count=1", "--task_topology_max_group_count=64"
-    return "--task_topology_group_count=0", f"--task_topology_max_group_count={threads}"
-
-
-def _config(driver: str, threads: int | None = None) -> rt.Config:
-    """One runtime Config (device) per driver per process: devices are expensive to create, and
-    IREE makes the CPU driver's workers once per process, so the first CPU load decides their
-    count; a later load asking for another count is an error rather than silently ignored."""
-    import iree.runtime as rt
-
-    if threads is not None and (not isinstance(threads, numbers.Integral) or isinstance(threads, bool) or threads < 1):
-        raise ExecutionError(f"threads must be a whole number of at least 1, got {threads!r}")
-    threads = None if threads is None or driver != "local-task" else int(threads)
-    if driver in _CONFIGS:
-        config, have = _CONFIGS[driver]
-        if threads is not None and threads != have:
-            now, how = ("one worker thread per core", "without threads") if have is None else (
-                f"{have} worker thread(s)", f"with threads={have}")
-            raise ExecutionError(f"this process's CPU device already runs {now}: the count is "
-                                f"fixed when the first CPU model loads; load {how}, or use another process")
-        return config
-    try:
-        if driver == "local-task":
-            rt.flags.parse_flags(*_topology_flags(threads))
-        _CONFIGS[driver] = (rt.Config(driver), threads)
-    except (RuntimeError, ValueError) as e:
-        raise ExecutionError(f"cannot open device {driver!r}: {e}") from None
-    return _CONFIGS[driver][0]
-
 
 def _vm_module(instance: rt.VmInstance, vmfb: bytes | Array, where: str) -> rt.VmModule:
     import iree.runtime as rt
@@ -133,21 +59,21 @@ def read_vmfb(path: str) -> Array:
 
 def _check_target(signature: Mapping[str, Any], device: str | None, driver: str, where: str) -> None:
     target = signature.get("target")
-    if target in TARGET_DRIVERS and driver not in TARGET_DRIVERS[target]:
+    if target in devices.TARGET_DRIVERS and driver not in devices.TARGET_DRIVERS[target]:
         raise ExecutionError(f"{where}: compiled for target {target!r}, which device {device!r} "
-                            f"({driver}) cannot run; use one of {sorted(TARGET_DRIVERS[target])}")
+                            f"({driver}) cannot run; use one of {sorted(devices.TARGET_DRIVERS[target])}")
 
 
 def _device_for(signature: Mapping[str, Any], where: str) -> str | None:
     """The device an artefact's target runs on (None: the CPU); a clear error when this process
     cannot open that device."""
     target = signature.get("target")
-    device = TARGET_DEVICE.get(target) if isinstance(target, str) else None
+    device = devices.TARGET_DEVICE.get(target) if isinstance(target, str) else None
     if device is not None:
         try:
-            _config(DEVICES[device])
+            devices.config(devices.DEVICES[device])
         except ExecutionError as e:
-            raise ExecutionError(f"{where}: compiled for target {target!r}, which runs on the {DEVICES[device]} "
+            raise ExecutionError(f"{where}: compiled for target {target!r}, which runs on the {devices.DEVICES[device]} "
                                 f"driver; {e.args[0] if e.args else e}. Recompile with --target llvm-cpu for "
                                 f"the CPU") from None
     return device
@@ -194,8 +120,8 @@ class Model:
                  target: str | None = None) -> None:
         import iree.runtime as rt
 
-        if device not in DEVICES:
-            raise ExecutionError(f"unknown device {device!r}; choose one of {sorted(k for k in DEVICES if k)}")
+        if device not in devices.DEVICES:
+            raise ExecutionError(f"unknown device {device!r}; choose one of {sorted(k for k in devices.DEVICES if k)}")
         self.where = where
         self._vmfb = vmfb  # IREE may run the module from this buffer in place (read_vmfb)
         try:  # before IREE sees the bytes: its reader trusts them and can crash on damaged ones
@@ -204,9 +130,9 @@ class Model:
             raise ExecutionError(f"{where}: {e}") from None
         if device is None:  # the device follows the artefact: its target names the driver
             device = _device_for(_probe_signature(vmfb, where), where)
-        self.driver = DEVICES[device]
+        self.driver = devices.DEVICES[device]
         try:
-            self._config = _config(self.driver, threads)
+            self._config = devices.config(self.driver, threads)
         except ExecutionError:
             # no such device here: if the artefact could not run on it anyway, say that instead
             probe = _vm_module(rt.VmInstance(), vmfb, where)
@@ -290,8 +216,6 @@ class Model:
     def make_state(self, function: str | None = None) -> State:
         """A new set of the function's states on the device, zero-filled (Core ML's
         `MLModel.make_state()`); pass it to `run(..., state=)`. States of one model are independent."""
-        from estuary.state import State
-
         target = self if function is None else self.function(function)
         if not target.states:
             raise RuntimeInputError(f"{self.where}: function {target.function_name!r} has no states")
@@ -356,8 +280,6 @@ class Model:
             raise ExecutionError(f"{self.where}: not enough memory for the run's buffers ({e})") from None
 
     def _run_with_state(self, feeds: Mapping[str, npt.ArrayLike], state: State) -> dict[str, Array]:
-        from estuary.state import State
-
         if not isinstance(state, State):
             raise RuntimeInputError(f"{self.where}: state= takes what make_state() returns, got {type(state).__name__}")
         state.check(self.states, self.driver, self.where)
@@ -503,7 +425,7 @@ class Model:
         queue copy off the CPU, which works where host-pointer import does not)."""
         if self.driver in ("local-task", "local-sync"):
             return np.array(view.get_buffer().map().asarray(list(view.shape), raw), copy=True)
-        return _download(self._config.device, view, raw)
+        return devices.download(self._config.device, view, raw)
 
     def close(self) -> None:
         """Release runtime objects (also done at interpreter exit)."""
@@ -560,72 +482,3 @@ def _hal_element_type(dtype: str) -> rt.HalElementType:
     from iree.runtime.dtypes import map_dtype_to_hal_element_type
 
     return map_dtype_to_hal_element_type(_signless(dtype))
-
-
-def _download(device: rt.HalDevice, bv: rt.HalBufferView, dtype: np.dtype[Any]) -> Array:
-    """Copy a device buffer view into a fresh host array through a host-visible staging buffer."""
-    import iree.runtime as rt
-
-    src = bv.get_buffer()
-    size = src.byte_length()
-    dst = device.allocator.allocate_buffer(
-        memory_type=rt.MemoryType.HOST_LOCAL | rt.MemoryType.DEVICE_VISIBLE,
-        allowed_usage=rt.BufferUsage.TRANSFER | rt.BufferUsage.MAPPING,
-        allocation_size=size)
-    sem = device.create_semaphore(0)
-    device.queue_copy(src, dst, [], [(sem, 1)])
-    sem.wait(1)
-    host = np.array(dst.map().asarray((size,), np.dtype(np.uint8)), copy=True)
-    return host.view(dtype).reshape(bv.shape)
-
-
-def load(artifact_or_path: Artifact | str | os.PathLike[str] | bytes | bytearray | memoryview,
-         device: str | None = None, threads: int | None = None, *, target: str | None = None,
-         format: str | None = None, shapes: dict[str, Any] | None = None, cache: bool = True,
-         progress: Any = False) -> Model:
-    """Load an Artifact, a .vmfb path, a .vmfb's bytes, or a model path for `device` (None: the
-    device the artefact's target runs on; "cpu", "vulkan", "cuda", ...). A model path (any format
-    `compile` reads) is compiled for `target` (default: the one `device` needs, else llvm-cpu)
-    through the compile cache (estuary.cache; `cache=False` skips it); `model.from_cache` tells
-    whether the artefact was reused. Bytes count as a path only when they look like one."""
-    from estuary.compiler import Artifact
-
-    if isinstance(artifact_or_path, Artifact):
-        source = artifact_or_path.signature.get("source")
-        return Model(artifact_or_path.vmfb, device, f"{source} (compiled)" if source else "<compiled artifact>",
-                     threads)
-    if isinstance(artifact_or_path, (bytearray, memoryview)) or (
-            isinstance(artifact_or_path, bytes) and (b"\0" in artifact_or_path or len(artifact_or_path) > 4096)):
-        return Model(bytes(artifact_or_path), device, "<.vmfb bytes>", threads)
-    try:
-        path = os.fsdecode(artifact_or_path)  # a bytes path is named as text in messages
-    except TypeError:
-        raise EstuaryError(f"load() takes an Artifact, a .vmfb path or its bytes, got "
-                           f"{type(artifact_or_path).__name__}") from None
-    try:
-        if os.path.isdir(path):
-            head = b""
-        else:
-            with open(path, "rb") as f:
-                head = f.read(512)
-    except OSError as e:
-        raise EstuaryError(f"{path}: cannot read ({e.strerror})") from None
-    if not integrity.is_vmfb(head) and not path.lower().endswith(".vmfb"):  # a damaged .vmfb stays an artefact
-        from estuary.cache import load_model
-
-        return load_model(path, device, threads, target=target, format=format, shapes=shapes, cache=cache,
-                          progress=progress)
-    try:
-        data = read_vmfb(path)
-    except OSError as e:
-        raise EstuaryError(f"{path}: cannot read ({e.strerror or e})") from None
-    return Model(data, device, path, threads)
-
-
-def _release_all() -> None:
-    _CONFIGS.clear()
-
-
-import atexit  # noqa: E402
-
-atexit.register(_release_all)

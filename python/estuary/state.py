@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from estuary.errors import RuntimeInputError
+from estuary.base.errors import RuntimeInputError
 from estuary.mltensor import DeviceTensor
 
 if TYPE_CHECKING:

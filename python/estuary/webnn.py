@@ -36,10 +36,10 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 import numpy.typing as npt
 
-from estuary import dtypes
+from estuary.base import dtypes
 from estuary.dialects.core import TensorSpec
 from estuary.dialects.graph import Graph, free_session, spec_of
-from estuary.errors import EstuaryError
+from estuary.base.errors import EstuaryError
 from estuary.importers.webnn import MAX_ELEMENTS, OPS, load_graph
 from estuary.importers.webnn import four_bit
 from estuary.importers.webnn.converter import OpContext, options_of

@@ -9,7 +9,7 @@ from coremltools.models import datatypes  # noqa: E402
 from coremltools.models.neural_network import NeuralNetworkBuilder  # noqa: E402
 
 from coreml_tests.util import run, save  # noqa: E402
-from estuary.errors import EstuaryError  # noqa: E402
+from estuary.base.errors import EstuaryError  # noqa: E402
 
 
 def builder(inputs, outputs):

@@ -10,7 +10,7 @@ from coremltools.proto import Model_pb2  # noqa: E402
 
 import estuary  # noqa: E402
 from coreml_tests.util import run, save  # noqa: E402
-from estuary.errors import EstuaryError, ModelImportError, UnsupportedOpError  # noqa: E402
+from estuary.base.errors import EstuaryError, ModelImportError, UnsupportedOpError  # noqa: E402
 from helpers import assert_accumulated, assert_ulp  # noqa: E402
 
 

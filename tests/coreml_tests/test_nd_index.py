@@ -10,7 +10,7 @@ from coremltools.models.neural_network import NeuralNetworkBuilder  # noqa: E402
 
 from coreml_tests.util import run, save  # noqa: E402
 from helpers import assert_exact, assert_ulp  # noqa: E402
-from estuary.errors import EstuaryError  # noqa: E402
+from estuary.base.errors import EstuaryError  # noqa: E402
 
 
 def builder(inputs, outputs):

@@ -9,7 +9,7 @@ from coremltools.models import datatypes  # noqa: E402
 from coremltools.models.neural_network import NeuralNetworkBuilder  # noqa: E402
 
 from coreml_tests.util import run, save  # noqa: E402
-from estuary.errors import VerificationError  # noqa: E402
+from estuary.base.errors import VerificationError  # noqa: E402
 from helpers import assert_exact, assert_ulp  # noqa: E402
 
 

@@ -35,13 +35,14 @@ OOM_SIGNS = ("bad_alloc", "MemoryError", "Cannot allocate memory", "out of memor
 
 def lower_only(fmt: str, path: str) -> None:
     """Everything of a compile before IREE: import, passes, lowering, signature."""
-    from estuary.backends import CompileOptions
+    from estuary.base.options import CompileOptions
+    from estuary.backends.options import create_options
     from estuary.compiler import lower_nn
     from estuary.importers import import_model
 
     nn = import_model(path, format=fmt)
     try:
-        lower_nn(nn, CompileOptions.create())
+        lower_nn(nn, create_options())
     finally:
         nn.close()
 
@@ -64,7 +65,7 @@ def compile_and_run(fmt: str, path: str) -> None:
 
 def execute(fmt: str, path: str, lower: bool = False) -> tuple[str, str]:
     """(outcome, detail) of one case run in this process; `lower`: stop before IREE."""
-    from estuary.errors import EstuaryError, InternalError
+    from estuary.base.errors import EstuaryError, InternalError
 
     try:
         if lower and fmt != "artefact":

@@ -2,7 +2,7 @@
 import pytest
 
 import estuary
-from estuary.errors import ModelImportError, VerificationError
+from estuary.base.errors import ModelImportError, VerificationError
 from helpers import graph, op
 
 
@@ -19,7 +19,7 @@ def test_an_output_listed_twice():
     """A graph listing one output twice compiled, and then the signature check refused its own
     artefact as corrupted (repeated names). The signature check allows repeated names; the WebNN
     importer now refuses such a graph up front, naming the output."""
-    from estuary.integrity import check_signature
+    from estuary.base.integrity import check_signature
 
     doc = graph({"x": ((2,), "float32")}, [op("neg", ("input", "x"), outputs="y")], ["y", "y"])
     with pytest.raises(ModelImportError, match=r"output name\(s\) \['y'\] are given twice"):

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import estuary
-from estuary.errors import EstuaryError, ModelImportError, UnsupportedOpError
+from estuary.base.errors import EstuaryError, ModelImportError, UnsupportedOpError
 from estuary.importers import detect_format, import_model
 from util import ct
 

@@ -3,7 +3,7 @@ rearrangements, iOS18 slice_update and random ops of MIL programs against numpy.
 import numpy as np
 import pytest
 
-from estuary.errors import EstuaryError
+from estuary.base.errors import EstuaryError
 from util import close, ct, run, save
 
 

@@ -184,7 +184,7 @@ def test_state_shared_between_functions(tmp_path):
 def test_signature_schema(extra, message):
     """The artefact's signature is checked before the runtime relies on its states, functions
     and metadata (a damaged or forged .vmfb gives a clear error)."""
-    from estuary.integrity import IntegrityError, check_signature
+    from estuary.base.integrity import IntegrityError, check_signature
 
     with pytest.raises(IntegrityError, match=message):
         check_signature({"inputs": [], "outputs": [], **extra})

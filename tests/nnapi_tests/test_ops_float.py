@@ -190,7 +190,7 @@ def test_unsupported_operations_are_listed(monkeypatch):
     import estuary
     from estuary.importers.nnapi.ops import OPS
 
-    monkeypatch.delitem(OPS.load().entries, Op.LSH_PROJECTION)
+    monkeypatch.delitem(OPS.load()._entries, Op.LSH_PROJECTION)
     b = Builder()
     b.inputs = [b.tensor((1, 4))]
     hashes = b.tensor((2, 3), np.ones((2, 3), np.float32))

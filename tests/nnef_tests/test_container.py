@@ -7,7 +7,7 @@ import tarfile
 import numpy as np
 import pytest
 
-from estuary.errors import ModelImportError
+from estuary.base.errors import ModelImportError
 from estuary.importers.nnef.container import ModelFiles
 
 GRAPH = b"version 1.0;\ngraph g(x) -> (y) { x = external(shape = [2]); y = x; }\n"

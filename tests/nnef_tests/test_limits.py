@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import estuary
-from estuary.errors import ModelImportError
+from estuary.base.errors import ModelImportError
 from nnef_tests.util import graph_text, run, write_model
 
 GRAPH = "version 1.0;\ngraph g( x ) -> ( y )\n{{\n  x = external<scalar>(shape = [2]);\n  {body}\n}}\n"

@@ -9,7 +9,7 @@ from helpers import assert_accumulated, assert_exact, assert_ulp
 from nnef_tests.util import graph_text, run, write_model
 
 import estuary
-from estuary.errors import EstuaryError, UnsupportedOpError
+from estuary.base.errors import EstuaryError, UnsupportedOpError
 from estuary.importers.nnef import load_model
 
 rng = np.random.default_rng(3)

@@ -271,7 +271,7 @@ def test_exact(results, name):
      "'reflect' padding"),
 ])
 def test_invalid_arguments_name_the_operation(tmp_path, statement, message):
-    from estuary.errors import VerificationError
+    from estuary.base.errors import VerificationError
 
     folder = write_model(tmp_path, graph_text({"x": X.shape}, ["y"], statement))
     with pytest.raises(VerificationError) as err:

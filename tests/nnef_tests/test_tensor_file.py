@@ -5,7 +5,7 @@ import struct
 import numpy as np
 import pytest
 
-from estuary.errors import ModelImportError
+from estuary.base.errors import ModelImportError
 from estuary.importers.nnef.tensor_file import read_tensor
 
 

@@ -8,7 +8,7 @@ import pytest
 from onnx import helper
 
 import estuary
-from estuary.dialects.core import REGISTRY, TensorSpec
+from estuary.dialects.core import OPS, TensorSpec
 from estuary.dialects.graph import Graph
 from helpers import assert_ulp, run_onnx
 
@@ -71,12 +71,12 @@ def test_conv_depthwise_matmul_vs_onnxruntime(rng):
     _within_one(got["dw"], np.clip(ref["dw_out"].transpose(0, 2, 3, 1), 100, 200))
     _within_one(got["mm"], ref["mm"])
     # the numpy references (constant folding) agree with the compiled ops
-    fold = REGISTRY["quantized_conv2d"].reference
+    fold = OPS["quantized_conv2d"].reference
     _within_one(fold(x, w, bias, padding=[1, 0, 2, 1], strides=[2, 1], filter_layout="ohwi", output_min=0,
                      output_max=255, **conv_attrs), got["conv"])
     _within_one(fold(x, dw, dbias, padding=[1, 1, 1, 1], strides=[1, 1], filter_layout="ihwo", output_min=100,
                      output_max=200, **conv_attrs), got["dw"])
-    _within_one(REGISTRY["quantized_matmul"].reference(a, b, None, a_zero_point=7, b_zero_point=250,
+    _within_one(OPS["quantized_matmul"].reference(a, b, None, a_zero_point=7, b_zero_point=250,
                                                        multiplier=0.3 * 0.02 / 0.5, output_zero_point=3,
                                                        output_min=0, output_max=255), got["mm"])
 
@@ -144,7 +144,7 @@ def test_dequantize_requantize_pool_softmax_table(rng):
     e = np.exp(0.05 * (sm - sm.max(-1, keepdims=True).astype(np.float64)))
     _within_one(got["sm"], np.clip(_away(e / e.sum(-1, keepdims=True) * 256), 0, 255))
     # the numpy references (constant folding) agree with the compiled ops
-    ref_of = {k: REGISTRY[k].reference for k in ("dequantize", "requantize", "quantized_average_pool2d",
+    ref_of = {k: OPS[k].reference for k in ("dequantize", "requantize", "quantized_average_pool2d",
                                                  "table_lookup", "quantized_softmax")}
     np.testing.assert_array_equal(ref_of["dequantize"](x, scale=0.037, zero_point=77), got["deq"])
     rq = ref_of["requantize"](acc, input_zero_point=0, multiplier=0.0123, output_zero_point=128, output_min=0,
@@ -185,7 +185,8 @@ def test_int8_padding_fused_only_when_every_padding_is_an_int8_convolutions():
     """llvm-cpu: a module whose only paddings are int8 convolutions' compiles with IREE's consumer
     pad fusion and without the barriers; a padded int8 average pooling beside them keeps both as
     they were (backends/llvm_cpu/pad_fusion.py)."""
-    from estuary.backends import CompileOptions
+    from estuary.base.options import CompileOptions
+    from estuary.backends.options import create_options
     from estuary.backends.llvm_cpu import pad_fusion
     from estuary.compiler import lower_nn
 
@@ -201,7 +202,7 @@ def test_int8_padding_fused_only_when_every_padding_is_an_int8_convolutions():
             outs.append(("p", g.op("quantized_average_pool2d", [y], dict(window_dimensions=[3, 3],
                                                                          padding=[1, 1, 1, 1]))))
         nn = g.finish(outs)
-        flags, _ = lower_nn(nn, CompileOptions.create())
+        flags, _ = lower_nn(nn, create_options())
         return flags, str(nn.module).count("util.optimization_barrier")
 
     flags, barriers = lowered(False)

@@ -7,7 +7,7 @@ result is known at import (constants, constexpr weights).
 """
 from typing import Any
 
-from estuary.importers.registry import Registry
+from estuary.importers.registry import ImportRegistry
 
 
 def _meta(meta: dict[str, Any]) -> dict[str, Any]:
@@ -15,4 +15,4 @@ def _meta(meta: dict[str, Any]) -> dict[str, Any]:
     return meta
 
 
-OPS = Registry("mlprogram", _meta)
+OPS = ImportRegistry("mlprogram", _meta)

@@ -1,5 +1,5 @@
 """NNAPI operation converters, one module per op family; `OPS` maps an OperationCode to its
 converter `fn(c, ins, outs)` (context: importers/nnapi/converter.py)."""
-from estuary.importers.registry import Registry
+from estuary.importers.registry import ImportRegistry
 
-OPS = Registry("nnapi")
+OPS = ImportRegistry("nnapi")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from estuary.importers.registry import Registry
+from estuary.importers.registry import ImportRegistry
 
 
 def _meta(meta: dict[str, Any]) -> dict[str, Any]:
@@ -29,4 +29,4 @@ def _meta(meta: dict[str, Any]) -> dict[str, Any]:
             "defaults": dict(meta.get("defaults") or {})}
 
 
-OPS = Registry("webnn", _meta)
+OPS = ImportRegistry("webnn", _meta)

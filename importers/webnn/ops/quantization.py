@@ -9,7 +9,7 @@ operands are int8 / uint8 inside (four_bit.py); a 4-bit zero point bounds quanti
 """
 import numpy as np
 
-from estuary import dtypes
+from estuary.base import dtypes
 from estuary.importers.webnn import four_bit
 from estuary.importers.webnn.ops import OPS
 

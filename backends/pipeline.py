@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from estuary.backends import CompileOptions, targets
-from estuary.errors import EstuaryError
+from estuary.backends import targets
+from estuary.base.options import CompileOptions
+from estuary.base.errors import EstuaryError
 from estuary.passes import PASSES, load_all
 
 # nn-level optimizations run between verification and lowering when `optimize` is on; each can be

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from estuary import dtypes
+from estuary.base import dtypes
 
 MARKER = b"estuary-sha256:"
 RECORD_SIZE = len(MARKER) + 64  # the marker and 64 hex digits, at the very end of the file
