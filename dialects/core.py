@@ -24,7 +24,8 @@ import numpy as np
 import numpy.typing as npt
 from iree.compiler import ir
 
-from estuary.base import dtypes
+from estuary.base import dims, dtypes
+from estuary.base.dims import Dim, DimError
 from estuary.base.errors import VerificationError
 from estuary.base.registry import Registry, family_of
 
@@ -38,24 +39,35 @@ def check(cond: object, message: str) -> None:
         raise VerificationError(message)
 
 
-def check_size(shape: Sequence[int], what: str) -> None:
+def check_size(shape: Sequence[dims.Value], what: str) -> None:
     """VerificationError when a tensor of `shape` exceeds MAX_ELEMENTS: an op's result or input, or an
-    intermediate the lowering builds (a padded input, small results from huge padding and strides)."""
-    size = math.prod(shape)
-    check(size <= MAX_ELEMENTS and all(d <= MAX_ELEMENTS for d in shape),
-          f"{what} {list(shape)}: {size} elements, more than the {MAX_ELEMENTS} supported")
+    intermediate the lowering builds (a padded input, small results from huge padding and strides).
+    A dynamic dimension counts at its upper bound."""
+    bound = [dims.upper(d) for d in shape]
+    size = math.prod(bound)
+    check(size <= MAX_ELEMENTS and all(d <= MAX_ELEMENTS for d in bound),
+          f"{what} {_show(shape)}: {size} elements{' at most' if not dims.is_static(shape) else ''}, more than "
+          f"the {MAX_ELEMENTS} supported")
+
+
+def _show(shape: Sequence[dims.Value]) -> str:
+    return f"[{', '.join(map(str, shape))}]"
+
+
+ENCODING = "dims"  # a dynamic tensor type's encoding: #nn.dims<"seq, 2*seq; seq=1..512">
 
 
 @dataclass(frozen=True, init=False)
 class TensorSpec:
-    """Shape and WebNN data type of a tensor. Any sequence of integers is accepted as the shape;
-    it is stored as a tuple of ints, so specs compare and hash by value."""
+    """Shape and WebNN data type of a tensor. A dimension is an int or a `Dim` (dynamic: a symbol
+    or an expression of symbols, with bounds; estuary.base.dims). Any sequence of integers is
+    accepted as the shape; it is stored as a tuple, so specs compare and hash by value."""
 
-    shape: tuple[int, ...]
+    shape: tuple[dims.Value, ...]
     dtype: str
 
-    def __init__(self, shape: Iterable[SupportsInt], dtype: str) -> None:
-        object.__setattr__(self, "shape", tuple(int(d) for d in shape))
+    def __init__(self, shape: Iterable[SupportsInt | Dim], dtype: str) -> None:
+        object.__setattr__(self, "shape", tuple(d if isinstance(d, Dim) else int(d) for d in shape))
         object.__setattr__(self, "dtype", dtype)
 
     @property
@@ -63,25 +75,78 @@ class TensorSpec:
         return len(self.shape)
 
     @property
-    def size(self) -> int:
-        return math.prod(self.shape)
+    def size(self) -> dims.Value:
+        return dims.size(self.shape)
 
-    def with_shape(self, shape: Iterable[SupportsInt]) -> TensorSpec:
+    @property
+    def static(self) -> bool:
+        """No dynamic dimension."""
+        return dims.is_static(self.shape)
+
+    def static_shape(self, what: str = "this operand") -> tuple[int, ...]:
+        """The shape as ints; VerificationError naming the dynamic dimension otherwise."""
+        for i, d in enumerate(self.shape):
+            if isinstance(d, Dim):
+                raise VerificationError(f"{what} has the dynamic dimension {i} ({d}) where a fixed size is needed")
+        return tuple(int(d) for d in self.shape)
+
+    def with_shape(self, shape: Iterable[SupportsInt | Dim]) -> TensorSpec:
         return TensorSpec(tuple(shape), self.dtype)
 
     def with_dtype(self, dtype: str) -> TensorSpec:
         return TensorSpec(self.shape, dtype)
 
     def mlir_type(self) -> ir.RankedTensorType:
-        return ir.RankedTensorType.get(list(self.shape), dtypes.mlir_type(self.dtype))
+        element = dtypes.mlir_type(self.dtype)
+        if self.static:
+            return ir.RankedTensorType.get([int(d) for d in self.shape], element)
+        return ir.RankedTensorType.get(mlir_shape(self.shape), element, dims_encoding(self.shape))
 
     @staticmethod
     def of_type(t: ir.Type) -> TensorSpec:
         rt = ir.RankedTensorType(t)
-        return TensorSpec(tuple(rt.shape), dtypes.from_mlir(rt.element_type))
+        return TensorSpec(shape_of_type(rt), dtypes.from_mlir(rt.element_type))
 
     def __str__(self) -> str:
         return f"{self.dtype}[{', '.join(map(str, self.shape))}]"
+
+
+def mlir_shape(shape: Iterable[dims.Value]) -> list[int]:
+    """A shape for an MLIR type: dynamic dimensions as `?`."""
+    return [ir.ShapedType.get_dynamic_size() if isinstance(d, Dim) else int(d) for d in shape]
+
+
+def dims_encoding(shape: Sequence[dims.Value]) -> ir.Attribute:
+    """`#nn.dims<"...">`: the dynamic dimensions of `shape` as expressions, with their symbols' bounds."""
+    text = dims.shape_text(shape, only_dynamic=True)  # names and digits only: nothing to escape
+    return ir.OpaqueAttr.get("nn", f'{ENCODING}<"{text}">'.encode(), ir.NoneType.get())
+
+
+def shape_of_type(rt: ir.RankedTensorType) -> list[dims.Value]:
+    """The shape of a ranked tensor type, dynamic dimensions read from its `#nn.dims` encoding."""
+    shape: list[dims.Value] = list(rt.shape)
+    dynamic = [i for i, d in enumerate(shape) if d == ir.ShapedType.get_dynamic_size()]
+    if not dynamic:
+        return shape
+    encoding = rt.encoding
+    text = None
+    if encoding is not None and isinstance(encoding, ir.OpaqueAttr) and encoding.dialect_namespace == "nn":
+        data = bytes(encoding.data).decode()
+        if data.startswith(ENCODING + '<"') and data.endswith('">'):
+            text = data[len(ENCODING) + 2:-2]
+    if text is None:
+        raise VerificationError(f"the tensor type {rt} has dynamic dimensions without an #nn.dims encoding "
+                                f"naming them")
+    try:
+        values = dims.parse_shape(text)
+    except DimError as e:
+        raise VerificationError(f"the tensor type {rt}: {e}") from None
+    if len(values) != len(dynamic) or not all(isinstance(v, Dim) for v in values):
+        raise VerificationError(f"the tensor type {rt}: its #nn.dims encoding names {len(values)} dynamic "
+                                f"dimension(s) for {len(dynamic)} '?'")
+    for i, v in zip(dynamic, values):
+        shape[i] = v
+    return shape
 
 
 # ---------------------------------------------------------------- attribute kinds
@@ -136,6 +201,34 @@ class Ints(AttrKind):
         return ir.DenseI64ArrayAttr.get(value)
 
     def from_mlir(self, attr: ir.Attribute) -> list[int]:
+        return list(ir.DenseI64ArrayAttr(attr))
+
+
+class Shape(AttrKind):
+    """A list of dimensions (ints, or `Dim` expressions for dynamic ones): a DenseI64ArrayAttr when
+    every entry is an int (static models keep their plain form), else a StringAttr in the
+    `dims.shape_text` form (`"1, seq, 64; seq=1..512"`)."""
+
+    what = "a list of integers or dimensions"
+
+    def normalize(self, value: Any) -> list[dims.Value] | None:
+        return None if value is None else [dims.value(v) for v in value]
+
+    def validate(self, name: str, value: Any) -> None:
+        _check_int64(name, [v for v in value if not isinstance(v, Dim)])
+        super().validate(name, value)
+
+    def to_mlir(self, value: Sequence[dims.Value]) -> ir.Attribute:
+        if dims.is_static(value):
+            return ir.DenseI64ArrayAttr.get([int(v) for v in value])
+        return ir.StringAttr.get(dims.shape_text(value))
+
+    def from_mlir(self, attr: ir.Attribute) -> list[dims.Value]:
+        if isinstance(attr, ir.StringAttr):
+            try:
+                return dims.parse_shape(attr.value)
+            except DimError as e:
+                raise VerificationError(str(e)) from None
         return list(ir.DenseI64ArrayAttr(attr))
 
 
@@ -281,6 +374,7 @@ class OpDef:
     reference: ReferenceFn | None = None
     family: str = ""
     doc: str = ""
+    dynamic: bool = False  # the type rule and the lowering handle dynamic dimensions
 
     @property
     def full_name(self) -> str:
@@ -323,13 +417,15 @@ OPS: Registry[str, OpDef] = Registry("nn op", packages=["estuary.dialects.ops"])
 
 
 def nn_op(name: str, operands: Iterable[str], attrs: Mapping[str, AttrKind] | None = None,
-          reference: ReferenceFn | None = None, family: str | None = None) -> Callable[[_Infer], _Infer]:
+          reference: ReferenceFn | None = None, family: str | None = None,
+          dynamic: bool = False) -> Callable[[_Infer], _Infer]:
     """Decorator declaring an op; the decorated function is its type rule and verifier. The op's
-    family is the declaring module's name (dialects/ops/<family>.py) unless `family` says otherwise."""
+    family is the declaring module's name (dialects/ops/<family>.py) unless `family` says otherwise.
+    `dynamic`: its type rule and lowering take dynamic dimensions (others refuse them, by name)."""
 
     def wrap(fn: _Infer) -> _Infer:
         opdef = OpDef(name, list(operands), dict(attrs or {}), fn, reference,
-                      family or family_of(fn.__module__), (fn.__doc__ or "").strip())
+                      family or family_of(fn.__module__), (fn.__doc__ or "").strip(), dynamic)
         OPS.add(name, opdef, fn.__module__)
         return fn
 
@@ -344,26 +440,45 @@ def get(name: str) -> OpDef | None:
 # ---------------------------------------------------------------- shape helpers for type rules
 
 
-def broadcast_shapes(a: Iterable[int], b: Iterable[int]) -> tuple[int, ...]:
-    """Bidirectional (numpy) broadcasting; VerificationError when incompatible."""
+def same_dim(a: dims.Value, b: dims.Value, what: str) -> dims.Value:
+    """The common value of two dimensions that must be equal: equal ones, or dynamic ones made
+    equal by the graph's Unifier (a check the runtime repeats); VerificationError otherwise."""
+    common = dims.same(a, b)
+    if common is None:
+        raise VerificationError(f"{what}: {a} and {b} differ")
+    return common
+
+
+def broadcast_shapes(a: Iterable[dims.Value], b: Iterable[dims.Value]) -> tuple[dims.Value, ...]:
+    """Bidirectional (numpy) broadcasting; VerificationError when incompatible. A dynamic dimension
+    broadcasts with 1; two different dynamic dimensions are taken as equal (the graph's Unifier
+    records it and the runtime checks it)."""
     a, b = tuple(a), tuple(b)
     rank = max(len(a), len(b))
     a = (1,) * (rank - len(a)) + a
     b = (1,) * (rank - len(b)) + b
-    out = []
+    out: list[dims.Value] = []
     for x, y in zip(a, b):
-        if x != y and x != 1 and y != 1:
-            raise VerificationError(f"shapes {list(a)} and {list(b)} are not broadcastable")
-        out.append(y if x == 1 else x)
+        if x == y or y == 1:
+            out.append(x)
+        elif x == 1:
+            out.append(y)
+        else:
+            common = dims.same(x, y) if isinstance(x, Dim) or isinstance(y, Dim) else None
+            if common is None:
+                raise VerificationError(f"shapes {_show(a)} and {_show(b)} are not broadcastable")
+            out.append(common)
     return tuple(out)
 
 
-def unidirectional_broadcastable(src: Iterable[int], dst: Iterable[int]) -> bool:
+def unidirectional_broadcastable(src: Iterable[dims.Value], dst: Iterable[dims.Value]) -> bool:
+    """Whether `src` broadcasts to `dst` (dynamic dimensions unified as in broadcast_shapes)."""
     src, dst = tuple(src), tuple(dst)
     if len(src) > len(dst):
         return False
     src = (1,) * (len(dst) - len(src)) + src
-    return all(s == d or s == 1 for s, d in zip(src, dst))
+    return all(s == d or s == 1 or ((isinstance(s, Dim) or isinstance(d, Dim)) and dims.same(s, d) is not None)
+               for s, d in zip(src, dst))
 
 
 def same_dtype(*specs: TensorSpec | None, what: str = "operands") -> None:
@@ -376,7 +491,7 @@ def dtype_in(spec: TensorSpec, allowed: Collection[str], what: str = "input") ->
 
 
 def rank_is(spec: TensorSpec, rank: int, what: str = "input") -> None:
-    check(spec.rank == rank, f"{what} must be of rank {rank}, got shape {list(spec.shape)}")
+    check(spec.rank == rank, f"{what} must be of rank {rank}, got shape {_show(spec.shape)}")
 
 
 def axes_valid(axes: Sequence[int], rank: int, what: str = "axes") -> None:

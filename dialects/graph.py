@@ -25,7 +25,8 @@ from iree.compiler.dialects import func
 if TYPE_CHECKING:
     from iree.compiler import api
 
-from estuary.base import dtypes
+from estuary.base import dims, dtypes
+from estuary.base.dims import Dim
 from estuary.dialects import core
 from estuary.dialects.core import TensorSpec
 from estuary.base.errors import VerificationError, where
@@ -40,6 +41,7 @@ _resource_ids = itertools.count()
 RESOURCES: weakref.WeakValueDictionary[str, npt.NDArray[Any]] = weakref.WeakValueDictionary()
 
 SIGNATURE_ATTR = "estuary.signature"
+DIMS_ATTR = "nn.dims"  # on the module: what type inference learned about its symbols (dims.Unifier.text)
 
 # An operand as the builder takes it: a Value, a list for a variadic operand, None for an omitted one.
 Operand: TypeAlias = "ir.Value | Sequence[ir.Value] | None"
@@ -175,6 +177,8 @@ class Graph:
         self.context: ir.Context = self.session.context
         self.inputs: list[tuple[str, TensorSpec]] = []
         self.keep: list[npt.NDArray[Any]] = []  # buffers referenced by resources
+        self.unifier = dims.Unifier()  # the symbols' bindings and run-time checks (dynamic shapes)
+        self.symbols: dict[str, dims.Sym] = {}  # every input symbol by name
         with self.context, self._loc(None):
             self.module = ir.Module.create()
             with ir.InsertionPoint(self.module.body):
@@ -189,12 +193,25 @@ class Graph:
         """Add a runtime input; returns its Value."""
         try:
             _check_tensor(spec, "the declared shape is")
+            self._declare_symbols(spec)
         except VerificationError as e:
             raise VerificationError(f"{self.source}: input {name!r}: {e}") from None
         with self.context, self._loc(name):
             arg = self.block.add_argument(spec.mlir_type(), self._loc(name))
         self.inputs.append((name, spec))
         return arg
+
+    def _declare_symbols(self, spec: TensorSpec) -> None:
+        """An input's dynamic dimensions must be plain symbols; a name used twice keeps its bounds."""
+        for i, d in enumerate(spec.shape):
+            if not isinstance(d, Dim):
+                continue
+            sym = d.sym
+            core.check(sym is not None, f"dimension {i} ({d}) must be a plain symbol, not an expression")
+            assert sym is not None
+            have = self.symbols.setdefault(sym.name, sym)
+            core.check(have == sym, f"dimension {i} is {sym.name} with bounds {sym.lo}..{sym.hi}, but an earlier "
+                                    f"input gave {sym.name} the bounds {have.lo}..{have.hi}")
 
     def constant(self, array: npt.ArrayLike, spec: TensorSpec | None = None, name: str | None = None) -> ir.Value:
         """An `nn.constant` holding `array` (converted to spec's dtype/shape if given)."""
@@ -212,7 +229,7 @@ class Graph:
     def op(self, op_name: str, operands: Iterable[Operand], attrs: Mapping[str, Any] | None = None,
            name: str | None = None) -> Results:
         """Append `nn.<op_name>`; returns its result Value, or a list for multi-result ops."""
-        with self.context, self._loc(name), ir.InsertionPoint(self.block):
+        with self.context, self._loc(name), ir.InsertionPoint(self.block), dims.unifying(self.unifier):
             try:
                 return create_op(op_name, operands, attrs)
             except VerificationError as e:
@@ -243,6 +260,8 @@ class Graph:
         out_specs = self.seal(outputs)
         nn = NNModule(self.module, self.session, self.inputs, out_specs, self.format, self.source)
         nn.keep = self.keep
+        nn.unifier = self.unifier
+        nn.write_dims()
         nn.write_signature()
         return nn
 
@@ -256,6 +275,8 @@ def create_op(op_name: str, operands: Iterable[Operand], attrs: Mapping[str, Any
         raise VerificationError(f"no such nn op: {op_name}")
     specs, flat, segments = _operand_specs(opdef, operands)
     full = opdef.complete_attrs(dict(attrs or {}))
+    if not opdef.dynamic:
+        _refuse_dynamic(opdef, specs, full)
     results = infer(opdef, specs, full)
     mlir_attrs = {k: opdef.attrs[k].to_mlir(v) for k, v in full.items() if v is not None}
     if segments is not None:
@@ -270,11 +291,48 @@ def spec_of(value: ir.Value) -> TensorSpec:
 
 
 def infer(opdef: core.OpDef, specs: Sequence[core.OperandSpec], attrs: Mapping[str, Any]) -> list[TensorSpec]:
-    results = opdef.infer_specs(specs, attrs)
+    """The result specs of `opdef` for operand `specs` and `attrs` (symbols resolved through the
+    current Unifier, whose run-time checks grow by the results' derived dimensions)."""
+    unifier = dims.current()
+    if unifier is not None:
+        specs = [_resolved(s, unifier) for s in specs]
+    try:
+        results = opdef.infer_specs(specs, attrs)
+    except dims.DimError as e:
+        raise VerificationError(str(e)) from None
+    out = []
     for r in results:
         core.check(isinstance(r, TensorSpec), f"type rule of nn.{opdef.name} returned {r!r}")
+        r = _resolved(r, unifier) if unifier is not None else r
         _check_tensor(r, "the result would be")
-    return results
+        out.append(r)
+    return out
+
+
+def _resolved(spec: Any, unifier: dims.Unifier) -> Any:
+    """`spec` (a TensorSpec, a list of them or None) with bound symbols replaced."""
+    if isinstance(spec, list):
+        return [_resolved(s, unifier) for s in spec]
+    if isinstance(spec, TensorSpec) and not spec.static:
+        return spec.with_shape(unifier.resolve(d) for d in spec.shape)
+    return spec
+
+
+def _refuse_dynamic(opdef: core.OpDef, specs: Sequence[core.OperandSpec], attrs: Mapping[str, Any]) -> None:
+    """VerificationError naming the operand (or attribute) and dimension, for an op whose type rule
+    and lowering take only fixed shapes."""
+    for declared, spec in zip(opdef.operands, specs):
+        for i, s in enumerate(spec if isinstance(spec, list) else [spec]):
+            if s is not None and not s.static:
+                d = next(x for x in s.shape if isinstance(x, Dim))
+                name = declared.rstrip("?*") + (f"[{i}]" if isinstance(spec, list) else "")
+                raise VerificationError(f"nn.{opdef.name} does not take dynamic dimensions: operand '{name}' is "
+                                        f"{s} ({dims.bounds_text(d.symbols())}); compile for a fixed shape "
+                                        f"(--shape / shapes=)")
+    for key, value in attrs.items():
+        if isinstance(value, list) and any(isinstance(v, Dim) for v in value):
+            raise VerificationError(f"nn.{opdef.name} does not take dynamic dimensions: attribute '{key}' is "
+                                    f"{[str(v) for v in value]}")
 
 
 def _check_tensor(spec: TensorSpec, what: str) -> None:
@@ -282,9 +340,16 @@ def _check_tensor(spec: TensorSpec, what: str) -> None:
     dimension, at most core.MAX_ELEMENTS elements). Empty tensors are refused here, for every
     format, at the input that declares one or the op that would produce one: IREE crashes on some
     (an argMin over an empty axis dies with SIGFPE) and raises raw errors on others."""
-    core.check(all(d >= 0 for d in spec.shape), f"{what} {spec}: a negative dimension")
-    core.check(all(d != 0 for d in spec.shape), f"{what} {spec}: a zero-size dimension (empty tensors "
-                                                "are not supported)")
+    fixed = [d for d in spec.shape if not isinstance(d, Dim)]
+    core.check(all(d >= 0 for d in fixed), f"{what} {spec}: a negative dimension")
+    core.check(all(d != 0 for d in fixed), f"{what} {spec}: a zero-size dimension (empty tensors "
+                                           "are not supported)")
+    unifier = dims.current()
+    for d in spec.shape:
+        if isinstance(d, Dim):
+            positive = unifier.need_positive(d) if unifier is not None else d.upper() >= 1
+            core.check(positive, f"{what} {spec}: the dimension {d} is never positive "
+                                 f"({dims.bounds_text(d.symbols())})")
     core.check_size(spec.shape, f"{what} {spec.dtype}")
 
 
@@ -374,6 +439,8 @@ class NNModule:
         # the dtype the caller sees where it differs from the nn dtype, by input/output name:
         # "bool" for a uint8 0/1 tensor that is a boolean in the source format (NNEF `logical`)
         self.boundary: dict[str, str] = {}
+        # what type inference learned about the dynamic dimensions' symbols (read back from DIMS_ATTR)
+        self.unifier = read_dims(module)
 
     @property
     def main(self) -> ir.OpView:
@@ -386,13 +453,24 @@ class NNModule:
         sig: dict[str, Any] = {
             "format": self.format,
             "source": self.source,
-            "inputs": [[n, list(s.shape), self.boundary.get(n, s.dtype)] for n, s in self.inputs],
-            "outputs": [[n, list(s.shape), self.boundary.get(n, s.dtype)] for n, s in self.outputs],
+            "inputs": [[n, shape_json(s.shape), self.boundary.get(n, s.dtype)] for n, s in self.inputs],
+            "outputs": [[n, shape_json(s.shape), self.boundary.get(n, s.dtype)] for n, s in self.outputs],
         }
+        table = dims.symbols(d for _, s in self.inputs + self.outputs for d in s.shape)
+        if table:  # dynamic dimensions: the symbols' bounds and what the runtime must check
+            sig["dims"] = {"symbols": {n: [s.lo, s.hi] for n, s in sorted(table.items())},
+                           "rules": self.unifier.text()}
         if self.target:
             sig["target"] = self.target
         sig.update(getattr(self, "extra_signature", None) or {})  # e.g. Core ML class labels
         return sig
+
+    def write_dims(self) -> None:
+        """Store the Unifier's bindings and checks on the module (nothing for a static model)."""
+        lines = self.unifier.text()
+        if lines:
+            with self.context:
+                self.module.operation.attributes[DIMS_ATTR] = ir.ArrayAttr.get([ir.StringAttr.get(t) for t in lines])
 
     def write_signature(self) -> None:
         """Store the signature on @main as IREE reflection metadata (it travels into the .vmfb)."""
@@ -410,10 +488,13 @@ class NNModule:
             sig = json.loads(ir.StringAttr(ir.DictAttr(refl)[SIGNATURE_ATTR]).value)
             nn.format = sig.get("format", "nn")
             nn.boundary = {n: d for n, _, d in sig["inputs"] + sig["outputs"] if d == dtypes.BOOL}
-            nn.inputs = [(n, TensorSpec(s, "uint8" if d == dtypes.BOOL else d)) for n, s, d in sig["inputs"]]
-            nn.outputs = [(n, TensorSpec(s, "uint8" if d == dtypes.BOOL else d)) for n, s, d in sig["outputs"]]
+            table = {n: dims.Sym(n, lo, hi) for n, (lo, hi) in sig.get("dims", {}).get("symbols", {}).items()}
+            nn.inputs = [(n, TensorSpec(shape_from_json(s, table), "uint8" if d == dtypes.BOOL else d))
+                         for n, s, d in sig["inputs"]]
+            nn.outputs = [(n, TensorSpec(shape_from_json(s, table), "uint8" if d == dtypes.BOOL else d))
+                          for n, s, d in sig["outputs"]]
             nn.extra_signature = {k: v for k, v in sig.items()
-                                  if k not in ("format", "source", "inputs", "outputs", "target")}
+                                  if k not in ("format", "source", "inputs", "outputs", "target", "dims")}
             return nn
         ftype = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value)
         nn.inputs = [(f"input{i}", TensorSpec.of_type(t)) for i, t in enumerate(ftype.inputs)]
@@ -434,3 +515,23 @@ class NNModule:
 
     def asm(self, large_elements_limit: int | None = None) -> str:
         return self.module.operation.get_asm(large_elements_limit=large_elements_limit)
+
+
+def shape_json(shape: Iterable[dims.Value]) -> list[int | str]:
+    """A shape for the signature: ints, dynamic dimensions as their expression text."""
+    return [str(d) if isinstance(d, Dim) else int(d) for d in shape]
+
+
+def shape_from_json(shape: Iterable[int | str], table: Mapping[str, dims.Sym]) -> list[dims.Value]:
+    return [dims.parse(d, table) if isinstance(d, str) else int(d) for d in shape]
+
+
+def read_dims(module: ir.Module) -> dims.Unifier:
+    """The Unifier stored on a module (DIMS_ATTR), else an empty one."""
+    attrs = module.operation.attributes
+    if DIMS_ATTR not in attrs:
+        return dims.Unifier()
+    try:
+        return dims.Unifier.from_text(ir.StringAttr(a).value for a in ir.ArrayAttr(attrs[DIMS_ATTR]))
+    except (dims.DimError, ValueError) as e:
+        raise VerificationError(f"module attribute {DIMS_ATTR}: {e}") from None

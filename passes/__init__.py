@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from estuary.base import dims
 from estuary.base.registry import Registry
 
 PassFn = Callable[[Any, Any], "dict[str, Any] | None"]
@@ -27,7 +28,10 @@ class Pass:
     doc: str
 
     def __call__(self, nn: Any, options: Any) -> dict[str, Any] | None:
-        return self.run(nn, options)
+        """Run the pass; ops it creates infer their types under the module's Unifier (the symbols
+        of dynamic dimensions it binds)."""
+        with dims.unifying(nn.unifier):
+            return self.run(nn, options)
 
 
 PASSES: Registry[str, Pass] = Registry("pass", ["estuary.passes"])
