@@ -20,7 +20,7 @@ EXECUTION_MODEL = ["--iree-execution-model=async-external"]
 def output_storage(nn: Any) -> bool:
     """Give @main (and each other entry point the signature's "functions" list) one more argument
     per result, marked `iree.abi.output`, so the compiled function writes each result into a
-    buffer the caller passes. Static, non-empty results only; records `output_storage` in the
+    buffer the caller passes. Static, non-empty results of static inputs only; records `output_storage` in the
     signature (per function). Returns whether it applied to @main."""
     sig = dict(getattr(nn, "extra_signature", None) or {})
     funcs = {str(ir.StringAttr(op.attributes["sym_name"]).value): op for op in nn.module.body.operations
@@ -47,6 +47,8 @@ def _add_outputs(nn: Any, main: Any) -> bool:
         results = [_ranked(t) for t in ftype.results]
         if not results or any(t is None or not t.has_static_shape or 0 in t.shape for t in results):
             return False
+        if any(t is not None and not t.has_static_shape for t in map(_ranked, ftype.inputs)):
+            return False  # dynamic inputs: the runtime allocates per run (no fixed staging buffers)
         block = main.regions[0].blocks[0]
         for t in results:
             block.add_argument(t, ir.Location.unknown())

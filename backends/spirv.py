@@ -82,6 +82,9 @@ def _outer_generic(op: ir.Operation) -> bool:
 
 
 def _isolated(op: ir.Operation) -> bool:
+    if any(isinstance(r.type, ir.RankedTensorType) and not ir.RankedTensorType(r.type).has_static_shape
+           for r in op.results):
+        return False  # IREE cannot resolve a barrier's dynamic sizes ("unexpected during shape cleanup")
     if op.name in REDUCTIONS:
         return _outer_axis(op)
     return op.name == "linalg.generic" and _outer_generic(op)

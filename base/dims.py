@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Union
 
-MAX_BOUND = 1 << 31  # no dynamic dimension may exceed this (the size limit of one tensor)
+MAX_BOUND = (1 << 31) - 1  # no dynamic dimension may exceed this (WebIDL long; the size limit of one tensor)
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
@@ -264,7 +264,7 @@ class Dim:
         return " ".join(parts)
 
     def __repr__(self) -> str:
-        return f"Dim({self})"
+        return str(self)  # messages print shapes as lists: [1, seq, 64]
 
 
 def _terms(v: Value) -> tuple[tuple[Monomial, int], ...]:

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from estuary.base import dtypes
+from estuary.base import dims, dtypes
 
 MARKER = b"estuary-sha256:"
 RECORD_SIZE = len(MARKER) + 64  # the marker and 64 hex digits, at the very end of the file
@@ -52,31 +52,54 @@ def verify(data: bytes | npt.NDArray[Any]) -> bytes | npt.NDArray[Any]:
     return data
 
 
-def _tensor(entry: Any, where: str) -> None:
+def _tensor(entry: Any, where: str, table: dict[str, dims.Sym]) -> None:
     if not (isinstance(entry, list) and len(entry) == 3):
         raise IntegrityError(f"{where} is not [name, shape, dtype]: {entry!r:.80}")
     name, shape, dtype = entry
     if not isinstance(name, str):
         raise IntegrityError(f"{where}: name {name!r:.80} is not a string")
     if not (isinstance(shape, list) and len(shape) <= 64 and all(
-            type(d) is int and 0 <= d < MAX_DIM for d in shape)):
-        raise IntegrityError(f"{where} {name!r}: shape {shape!r:.80} is not a list of non-negative integers")
-    if math.prod(shape) >= MAX_DIM:
+            (type(d) is int and 0 <= d < MAX_DIM) or (isinstance(d, str) and len(d) < 1000) for d in shape)):
+        raise IntegrityError(f"{where} {name!r}: shape {shape!r:.80} is not a list of non-negative integers "
+                             f"and dimension expressions")
+    try:
+        bound = [dims.upper(dims.parse(d, table)) if isinstance(d, str) else d for d in shape]
+    except dims.DimError as e:
+        raise IntegrityError(f"{where} {name!r}: {e}") from None
+    if math.prod(bound) >= MAX_DIM:
         raise IntegrityError(f"{where} {name!r}: shape {shape} has too many elements")
     if not isinstance(dtype, str) or (dtype != dtypes.BOOL and dtype not in dtypes.NUMPY):
         raise IntegrityError(f"{where} {name!r}: unknown dtype {dtype!r:.40}")
+
+
+def _symbols(sig: dict[str, Any]) -> dict[str, dims.Sym]:
+    """The symbol table of a signature's "dims" entry (dynamic dimensions), checked."""
+    entry = sig.get("dims", {})
+    if not isinstance(entry, dict) or not isinstance(entry.get("symbols", {}), dict) or not isinstance(
+            entry.get("rules", []), list):
+        raise IntegrityError("the signature's dims are not {symbols: {...}, rules: [...]}")
+    try:
+        table = {name: dims.Sym(name, *bounds) for name, bounds in entry.get("symbols", {}).items()
+                 if isinstance(bounds, list) and len(bounds) == 2 and all(type(b) is int for b in bounds)}
+        if len(table) != len(entry.get("symbols", {})):
+            raise IntegrityError("the signature's dims.symbols are not name: [min, max]")
+        dims.Unifier.from_text(r for r in entry.get("rules", []) if isinstance(r, str))
+    except (dims.DimError, TypeError) as e:
+        raise IntegrityError(f"the signature's dims: {e}") from None
+    return table
 
 
 def check_signature(sig: Any) -> dict[str, Any]:
     """`sig` (decoded JSON) if it has the schema the runtime relies on, else IntegrityError."""
     if not isinstance(sig, dict):
         raise IntegrityError("the signature is not a JSON object")
+    table = _symbols(sig)
     for key in ("inputs", "outputs"):
         entries = sig.get(key)
         if not isinstance(entries, list):
             raise IntegrityError(f"the signature has no list of {key}")
         for i, entry in enumerate(entries):  # a name may repeat: a model may list an output twice
-            _tensor(entry, f"{key[:-1]} {i}")
+            _tensor(entry, f"{key[:-1]} {i}", table)
     for key in ("format", "source", "target", "default_function"):
         if key in sig and not isinstance(sig[key], str):
             raise IntegrityError(f"the signature's {key} is not a string")
@@ -86,7 +109,7 @@ def check_signature(sig: Any) -> dict[str, Any]:
     if not isinstance(states, list):
         raise IntegrityError("the signature's states are not a list")
     for i, entry in enumerate(states):
-        _tensor(entry, f"state {i}")
+        _tensor(entry, f"state {i}", {})
     functions = sig.get("functions", {})
     if not isinstance(functions, dict):
         raise IntegrityError("the signature's functions are not an object")

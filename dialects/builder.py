@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 from iree.compiler import ir
 
-from estuary.base import dtypes
+from estuary.base import dims, dtypes
 from estuary.dialects.core import TensorSpec
 from estuary.dialects.graph import Operand, Results, spec_of
 
@@ -69,9 +69,10 @@ class Builder(ABC):
             y = self.op("triangular", [y], upper=True, diagonal=-lower)
         return y if y is not x else self.op("identity", [x])
 
-    def reshape(self, value: ir.Value, shape: Sequence[int]) -> ir.Value:
-        """`value` reshaped to `shape` (itself when it already has that shape)."""
-        new_shape = [int(d) for d in shape]
+    def reshape(self, value: ir.Value, shape: Sequence[int | dims.Dim]) -> ir.Value:
+        """`value` reshaped to `shape` (itself when it already has that shape); dynamic dimensions
+        are expressions of the input's symbols."""
+        new_shape = [dims.value(d) for d in shape]
         if list(self.spec(value).shape) == new_shape:
             return value
         result = self.op("reshape", [value], new_shape=new_shape)

@@ -42,11 +42,12 @@ def check(cond: object, message: str) -> None:
 def check_size(shape: Sequence[dims.Value], what: str) -> None:
     """VerificationError when a tensor of `shape` exceeds MAX_ELEMENTS: an op's result or input, or an
     intermediate the lowering builds (a padded input, small results from huge padding and strides).
-    A dynamic dimension counts at its upper bound."""
-    bound = [dims.upper(d) for d in shape]
-    size = math.prod(bound)
-    check(size <= MAX_ELEMENTS and all(d <= MAX_ELEMENTS for d in bound),
-          f"{what} {_show(shape)}: {size} elements{' at most' if not dims.is_static(shape) else ''}, more than "
+    A dynamic dimension counts at its lower bound (a model whose tensors outgrow memory at the
+    upper bounds fails when run at such sizes, as it would with those shapes fixed)."""
+    least = [dims.lower(d) if isinstance(d, Dim) else d for d in shape]
+    size = math.prod(least)
+    check(size <= MAX_ELEMENTS and all(dims.upper(d) <= MAX_ELEMENTS for d in shape),
+          f"{what} {_show(shape)}: {size} elements{' at least' if not dims.is_static(shape) else ''}, more than "
           f"the {MAX_ELEMENTS} supported")
 
 
@@ -442,10 +443,10 @@ def get(name: str) -> OpDef | None:
 
 def same_dim(a: dims.Value, b: dims.Value, what: str) -> dims.Value:
     """The common value of two dimensions that must be equal: equal ones, or dynamic ones made
-    equal by the graph's Unifier (a check the runtime repeats); VerificationError otherwise."""
+    equal by the graph's Unifier (a check the runtime repeats); VerificationError(what) otherwise."""
     common = dims.same(a, b)
     if common is None:
-        raise VerificationError(f"{what}: {a} and {b} differ")
+        raise VerificationError(what)
     return common
 
 

@@ -276,7 +276,7 @@ def create_op(op_name: str, operands: Iterable[Operand], attrs: Mapping[str, Any
     specs, flat, segments = _operand_specs(opdef, operands)
     full = opdef.complete_attrs(dict(attrs or {}))
     if not opdef.dynamic:
-        _refuse_dynamic(opdef, specs, full)
+        refuse_dynamic(opdef, specs, full)
     results = infer(opdef, specs, full)
     mlir_attrs = {k: opdef.attrs[k].to_mlir(v) for k, v in full.items() if v is not None}
     if segments is not None:
@@ -296,6 +296,8 @@ def infer(opdef: core.OpDef, specs: Sequence[core.OperandSpec], attrs: Mapping[s
     unifier = dims.current()
     if unifier is not None:
         specs = [_resolved(s, unifier) for s in specs]
+        attrs = {k: [unifier.resolve(d) for d in v] if isinstance(v, list) and any(isinstance(d, Dim) for d in v)
+                 else v for k, v in attrs.items()}
     try:
         results = opdef.infer_specs(specs, attrs)
     except dims.DimError as e:
@@ -318,7 +320,7 @@ def _resolved(spec: Any, unifier: dims.Unifier) -> Any:
     return spec
 
 
-def _refuse_dynamic(opdef: core.OpDef, specs: Sequence[core.OperandSpec], attrs: Mapping[str, Any]) -> None:
+def refuse_dynamic(opdef: core.OpDef, specs: Sequence[core.OperandSpec], attrs: Mapping[str, Any]) -> None:
     """VerificationError naming the operand (or attribute) and dimension, for an op whose type rule
     and lowering take only fixed shapes."""
     for declared, spec in zip(opdef.operands, specs):
@@ -526,9 +528,9 @@ def shape_from_json(shape: Iterable[int | str], table: Mapping[str, dims.Sym]) -
     return [dims.parse(d, table) if isinstance(d, str) else int(d) for d in shape]
 
 
-def read_dims(module: ir.Module) -> dims.Unifier:
+def read_dims(module: ir.Module | ir.Operation) -> dims.Unifier:
     """The Unifier stored on a module (DIMS_ATTR), else an empty one."""
-    attrs = module.operation.attributes
+    attrs = module.operation.attributes if isinstance(module, ir.Module) else module.attributes
     if DIMS_ATTR not in attrs:
         return dims.Unifier()
     try:

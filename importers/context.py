@@ -14,10 +14,11 @@ from typing import Any, NoReturn
 import numpy.typing as npt
 from iree.compiler import ir
 
+from estuary.base.dims import DimError
 from estuary.dialects.builder import Builder
 from estuary.dialects.core import TensorSpec
 from estuary.dialects.graph import Graph, Operand, Results
-from estuary.base.errors import EstuaryError, VerificationError, conversion_error, where
+from estuary.base.errors import EstuaryError, ModelImportError, VerificationError, conversion_error, where
 
 
 class ConversionContext(Builder):
@@ -76,11 +77,19 @@ class ConversionContext(Builder):
 
         Estuary's own errors pass through; anything else becomes one (errors.conversion_error):
         a "malformed" ModelImportError for what bad parameters raise (ValueError, IndexError, ...),
-        an InternalError asking for a report for the rest (TypeError, AttributeError: our bugs)."""
+        an InternalError asking for a report for the rest (TypeError, AttributeError: our bugs).
+        A converter that needs a fixed size where the model has a dynamic dimension (`int()` of a
+        Dim or an order of Dims: DimError; Python arithmetic a Dim does not define: a TypeError
+        naming it) says so, naming the layer, and asks for a fixed shape."""
         self.label, self.op_type = label, op_type
         try:
             return fn(self, *args)
         except EstuaryError:
             raise
+        except (DimError, TypeError) as e:
+            if isinstance(e, TypeError) and "'Dim'" not in str(e):
+                raise conversion_error(self.error_prefix(), e) from e
+            raise ModelImportError(f"{self.error_prefix()}: does not take dynamic dimensions here ({e}); compile "
+                                   f"for a fixed shape (--shape / shapes=)") from None
         except Exception as e:
             raise conversion_error(self.error_prefix(), e) from e

@@ -7,6 +7,7 @@ from estuary.dialects import core, graph
 from estuary.dialects.core import TensorSpec
 from estuary.passes import register
 from estuary.passes.lowering import nn_ops
+from estuary.passes.rewrite import static_op
 
 # Folding materializes results in the module: bound their size.
 FOLD_LIMIT = 1 << 22
@@ -60,12 +61,14 @@ def _widens_integers(op):
     if op.name != "nn.cast":
         return False
     src, dst = TensorSpec.of_type(op.operands[0].type), TensorSpec.of_type(op.results[0].type)
-    return src.dtype in ("int8", "uint8") and src.size >= NARROW_MIN and \
+    return src.dtype in ("int8", "uint8") and src.static and src.size >= NARROW_MIN and \
         np.dtype(dtypes.to_numpy(dst.dtype)).itemsize > 1
 
 
 def _fold(op, opdef):
     """Result arrays of `op` computed by its numpy reference, or None if it cannot fold."""
+    if not static_op(op):
+        return None
     if opdef is None or opdef.reference is None or opdef.name == "constant" or _widens_integers(op):
         return None
     out_specs = [TensorSpec.of_type(r.type) for r in op.results]

@@ -20,7 +20,7 @@ from estuary.dialects import graph
 from estuary.passes import register
 from estuary.passes.cleanup import dce
 from estuary.passes.lowering.matvec import vector_form
-from estuary.passes.rewrite import (attrs, constant, constant_row, dtype_of, group_ops, make_constant, operands,
+from estuary.passes.rewrite import (attrs, static_op, constant, constant_row, dtype_of, group_ops, make_constant, operands,
                                     shape_of, short)
 
 
@@ -36,6 +36,8 @@ def _member(op):
 
     (One-row products are judged as a group: _worth_merging.)"""
     kind = short(op)
+    if not static_op(op):
+        return None
     if kind == "matmul":
         a, b = op.operands
         w = constant(b)

@@ -57,6 +57,12 @@ def short(op):
     return op.name[3:]
 
 
+def static_op(op):
+    """Whether every operand and result of `op` has a static shape. The nn-level optimizations
+    rewrite static ops only: with dynamic dimensions they step aside (docs/dynamic-shapes.md)."""
+    return all(ir.RankedTensorType(v.type).has_static_shape for v in list(op.operands) + list(op.results))
+
+
 def single_use(value):
     return len(list(value.uses)) == 1
 

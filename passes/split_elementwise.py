@@ -15,7 +15,7 @@ from estuary.dialects.ops.elementwise import BINARY
 from estuary.passes import register
 from estuary.passes.cleanup import dce
 from estuary.passes.lowering import nn_ops
-from estuary.passes.rewrite import attrs, operands, producer, shape_of, short, single_use
+from estuary.passes.rewrite import static_op, attrs, operands, producer, shape_of, short, single_use
 
 
 def _sinkable(split):
@@ -34,7 +34,7 @@ def split_elementwise(nn, options):
     while changed:  # a split moved onto an operand may meet another binary op
         changed = False
         for split in nn_ops(nn.module.operation):
-            if short(split) != "split" or (op := _sinkable(split)) is None:
+            if short(split) != "split" or not static_op(split) or (op := _sinkable(split)) is None:
                 continue
             at = attrs(split)
             with nn.context, split.location, ir.InsertionPoint(split):

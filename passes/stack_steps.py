@@ -15,7 +15,7 @@ from iree.compiler import ir
 from estuary.dialects import graph
 from estuary.passes import register
 from estuary.passes.cleanup import dce
-from estuary.passes.rewrite import attrs, constant, constant_row, group_ops, operands, producer, shape_of, short
+from estuary.passes.rewrite import static_op, attrs, constant, constant_row, group_ops, operands, producer, shape_of, short
 
 
 def _step(a):
@@ -36,7 +36,7 @@ def _step(a):
 def _member(op):
     """(group key, (X, t, rows)) of a product of one step with a constant matrix, else None."""
     kind = short(op)
-    if kind not in ("matmul", "gemm"):
+    if kind not in ("matmul", "gemm") or not static_op(op):
         return None
     a, b, *rest = operands(op)
     step = _step(a)

@@ -31,6 +31,8 @@ def verify_op(op):
                    f"expects operands {opdef.operands}, got {len(list(op.operands))}")
         specs = [None if g is None else [TensorSpec.of_type(v.type) for v in g] if isinstance(g, list)
                  else TensorSpec.of_type(g.type) for g in groups]
+        if not opdef.dynamic:
+            graph.refuse_dynamic(opdef, specs, attrs)
         expected = graph.infer(opdef, specs, attrs)
         actual = [TensorSpec.of_type(r.type) for r in op.results]
         core.check(expected == actual, f"result types {[str(a) for a in actual]} do not match the "

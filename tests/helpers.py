@@ -56,9 +56,30 @@ def run_model(source, feeds, format, target=None, device=None, shapes=None):
     return model.run(feeds)
 
 
+# ESTUARY_TEST_DYNAMIC=1 compiles the graphs of `run_graph` with every input dimension larger
+# than 1 dynamic (a symbol per input and axis, bounded by twice its size) and runs the artefact
+# at the test's shapes: the families whose options do not fix shapes (element-wise, activation,
+# math, normalization, reduction) check their dynamic lowering against the same oracles.
+DYNAMIC = os.environ.get("ESTUARY_TEST_DYNAMIC") == "1"
+
+
+def dynamic_inputs(doc):
+    """`doc` with each non-constant input's dimensions > 1 as MLDynamicDimensions."""
+    import copy
+
+    doc = copy.deepcopy(doc)
+    for name, entry in doc["inputs"].items():
+        if entry.get("constant"):
+            continue
+        desc = entry["descriptor"]
+        desc["shape"] = [d if d == 1 else {"name": f"{name}_{i}".replace("-", "_"), "maxSize": 2 * d}
+                         for i, d in enumerate(desc["shape"])]
+    return doc
+
+
 def run_graph(doc, feeds, target=None, device=None):
     """Compile a WebNN graph dict for `target` (default TARGET) and run it on `feeds`."""
-    return run_model(doc, feeds, "webnn", target, device)
+    return run_model(dynamic_inputs(doc) if DYNAMIC else doc, feeds, "webnn", target, device)
 
 
 def run_onnx(nodes, inputs, outputs, initializers=None, opset=21):

@@ -363,6 +363,22 @@ def native_lanes(target):
     return max(1, int(size.group(1)) // 4) if size else None
 
 
+def _dynamic(func):
+    """Whether a dispatch function has dynamic extents (its workload reads sizes at run time):
+    the tile rules were measured on static shapes and step aside; IREE's own tiles stand."""
+    found = False
+
+    def visit(op):
+        nonlocal found
+        if op.name.endswith("dispatch.workload.ordinal"):
+            found = True
+            return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.ADVANCE
+
+    func.walk(visit)
+    return found
+
+
 def retune(module, workers, measured=True):
     """Rewrite the tiles of every llvm-cpu variant in a module configured by IREE (phase
     `executable-configurations`) for `workers` CPU workers; returns how many dispatches changed.
@@ -381,7 +397,7 @@ def retune(module, workers, measured=True):
             lanes, native = vector_lanes(target) if measured else None, native_lanes(target)
         if op.name == "func.func":
             info = op.attributes["translation_info"] if "translation_info" in op.attributes else None
-            if info is None:
+            if info is None or _dynamic(op):
                 return
             if native:
                 changed += _retune_reduction_consumers(op, native)

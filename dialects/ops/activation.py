@@ -45,10 +45,10 @@ FLOAT_ACTIVATIONS = {
 }
 
 for _name, (_attrs, _ref) in FLOAT_ACTIVATIONS.items():
-    nn_op(_name, ["input"], _attrs, reference=_ref)(_float_rule)
+    nn_op(_name, ["input"], _attrs, reference=_ref, dynamic=True)(_float_rule)
 
 
-@nn_op("relu", ["input"], reference=lambda x: np.maximum(x, np.zeros((), x.dtype)))
+@nn_op("relu", ["input"], reference=lambda x: np.maximum(x, np.zeros((), x.dtype)), dynamic=True)
 def relu(input):
     """max(0, x)."""
     dtype_in(input, RELU_TYPES)
@@ -60,7 +60,7 @@ def _prelu_ref(x, slope):
     return (np.maximum(x, zero) + slope * np.minimum(x, zero)).astype(x.dtype)
 
 
-@nn_op("prelu", ["input", "slope"], reference=_prelu_ref)
+@nn_op("prelu", ["input", "slope"], reference=_prelu_ref, dynamic=True)
 def prelu(input, slope):
     """max(0, x) + slope * min(0, x); input and slope broadcast bidirectionally."""
     dtype_in(input, RELU_TYPES)
@@ -74,7 +74,7 @@ def _softmax_ref(x, axis):
     return (e / e.sum(axis=axis, keepdims=True)).astype(x.dtype)
 
 
-@nn_op("softmax", ["input"], {"axis": Int()}, reference=_softmax_ref)
+@nn_op("softmax", ["input"], {"axis": Int()}, reference=_softmax_ref, dynamic=True)
 def softmax(input, axis):
     """exp(x - max) / sum(exp(x - max)) along `axis`."""
     dtype_in(input, dtypes.FLOATS)

@@ -1,7 +1,7 @@
 """nn ops: conv2d and conv_transpose2d (WebNN §7.7.10, §7.7.11)."""
 import numpy as np
 
-from estuary.base import dtypes
+from estuary.base import dims, dtypes
 from estuary.dialects.core import (Int, Ints, Str, TensorSpec, check, check_size, dtype_in, nn_op, rank_is,
                                    same_dtype)
 
@@ -72,12 +72,15 @@ def _conv_ref(x, w, b, padding, strides, dilations, groups, input_layout, filter
 @nn_op("conv2d", ["input", "filter", "bias?"],
        {"padding": Ints([0, 0, 0, 0]), "strides": Ints([1, 1]), "dilations": Ints([1, 1]), "groups": Int(1),
         "input_layout": Str("nchw", INPUT_LAYOUTS), "filter_layout": Str("oihw", CONV_FILTER_LAYOUTS)},
-       reference=_conv_ref)
+       reference=_conv_ref, dynamic=True)
 def conv2d(input, filter, bias, padding, strides, dilations, groups, input_layout, filter_layout):
     """2-D convolution; padding is [beginH, endH, beginW, endW]."""
     _common(input, filter, bias, padding, strides, dilations, groups)
     n, c, h, w = _nchw(input.shape, input_layout)
+    o, i, kh, kw = filter.static_shape("the filter")
     o, i, kh, kw = (filter.shape[p] for p in TO_OIHW[filter_layout])
+    check(not isinstance(c, dims.Dim), f"the input channels ({c}) must be fixed; only the batch and spatial "
+                                       f"dimensions may be dynamic")
     check(c % groups == 0, f"input channels {c} are not divisible by groups {groups}")
     check(c // groups == i, f"filter input channels {i} must equal input channels / groups = {c // groups}")
     check(o % groups == 0, f"output channels {o} are not divisible by groups {groups}")
@@ -87,7 +90,8 @@ def conv2d(input, filter, bias, padding, strides, dilations, groups, input_layou
     check_size((n, c, h + padding[0] + padding[1], w + padding[2] + padding[3]), "the padded input would be")
     oh = conv_out_size(h, kh, padding[0], padding[1], strides[0], dilations[0])
     ow = conv_out_size(w, kw, padding[2], padding[3], strides[1], dilations[1])
-    check(oh > 0 and ow > 0, f"output size {oh}x{ow} is not positive (kernel larger than padded input)")
+    check(all(isinstance(d, dims.Dim) or d > 0 for d in (oh, ow)),
+          f"output size {oh}x{ow} is not positive (kernel larger than padded input)")
     return TensorSpec(_out(input_layout, n, o, oh, ow), input.dtype)
 
 

@@ -52,7 +52,7 @@ def _binary_rule(a, b):
 
 
 for _name, _fn in BINARY.items():
-    nn_op(_name, ["a", "b"], reference=_fn)(_binary_rule)
+    nn_op(_name, ["a", "b"], reference=_fn, dynamic=True)(_binary_rule)
 
 
 COMPARE = {
@@ -71,7 +71,7 @@ def _compare_rule(a, b):
 
 
 for _name, _fn in COMPARE.items():
-    nn_op(_name, ["a", "b"], reference=lambda a, b, _fn=_fn: _fn(a, b).astype(np.uint8))(_compare_rule)
+    nn_op(_name, ["a", "b"], reference=lambda a, b, _fn=_fn: _fn(a, b).astype(np.uint8), dynamic=True)(_compare_rule)
 
 
 LOGICAL = {
@@ -88,10 +88,10 @@ def _logical_rule(a, b):
 
 
 for _name, _fn in LOGICAL.items():
-    nn_op(_name, ["a", "b"], reference=lambda a, b, _fn=_fn: _fn(a != 0, b != 0).astype(np.uint8))(_logical_rule)
+    nn_op(_name, ["a", "b"], reference=lambda a, b, _fn=_fn: _fn(a != 0, b != 0).astype(np.uint8), dynamic=True)(_logical_rule)
 
 
-@nn_op("logical_not", ["a"], reference=lambda a: (a == 0).astype(np.uint8))
+@nn_op("logical_not", ["a"], reference=lambda a: (a == 0).astype(np.uint8), dynamic=True)
 def logical_not(a):
     """1 where a is zero, else 0 (uint8 in, uint8 out)."""
     dtype_in(a, ["uint8"], "a")
@@ -132,17 +132,17 @@ for _name, (_allowed, _fn) in UNARY.items():
         with np.errstate(all="ignore"):
             return np.asarray(_fn(x)).astype(x.dtype)
 
-    nn_op(_name, ["input"], reference=_ref)(_unary_rule_for(_allowed))
+    nn_op(_name, ["input"], reference=_ref, dynamic=True)(_unary_rule_for(_allowed))
 
 
-@nn_op("is_nan", ["input"], reference=lambda x: np.isnan(x).astype(np.uint8))
+@nn_op("is_nan", ["input"], reference=lambda x: np.isnan(x).astype(np.uint8), dynamic=True)
 def is_nan(input):
     """1 where the input is NaN, else 0 (float in, uint8 out; WebNN isNaN)."""
     dtype_in(input, dtypes.FLOATS)
     return input.with_dtype("uint8")
 
 
-@nn_op("is_infinite", ["input"], reference=lambda x: np.isinf(x).astype(np.uint8))
+@nn_op("is_infinite", ["input"], reference=lambda x: np.isinf(x).astype(np.uint8), dynamic=True)
 def is_infinite(input):
     """1 where the input is +inf or -inf, else 0 (float in, uint8 out; WebNN isInfinite)."""
     dtype_in(input, dtypes.FLOATS)
@@ -161,7 +161,7 @@ def _cast_ref(x, to):
         return x.astype(target)
 
 
-@nn_op("cast", ["input"], {"to": DType()}, reference=_cast_ref)
+@nn_op("cast", ["input"], {"to": DType()}, reference=_cast_ref, dynamic=True)
 def cast(input, to):
     """Convert to data type `to` (float->int truncates and saturates, int->int wraps)."""
     return input.with_dtype(to)
@@ -174,7 +174,7 @@ def _clamp_ref(x, min_value, max_value):
 
 
 @nn_op("clamp", ["input"], {"min_value": Float(-math.inf), "max_value": Float(math.inf)},
-       reference=_clamp_ref)
+       reference=_clamp_ref, dynamic=True)
 def clamp(input, min_value, max_value):
     """Clamp to [min_value, max_value]; NaN inputs stay NaN."""
     check(not (min_value > max_value), f"min_value {min_value} is greater than max_value {max_value}")
@@ -182,7 +182,7 @@ def clamp(input, min_value, max_value):
 
 
 @nn_op("where", ["condition", "true_value", "false_value"],
-       reference=lambda c, t, f: np.where(c != 0, t, f))
+       reference=lambda c, t, f: np.where(c != 0, t, f), dynamic=True)
 def where(condition, true_value, false_value):
     """Select true_value where condition (uint8) is non-zero, else false_value; all broadcast."""
     dtype_in(condition, ["uint8"], "condition")

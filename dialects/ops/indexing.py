@@ -10,7 +10,7 @@ import numpy as np
 
 from estuary.base import dtypes
 from estuary.dialects.core import (Bool, Float, Int, Ints, Str, TensorSpec, axes_valid, check, dtype_in, nn_op,
-                                   same_dtype)
+                                   same_dim, same_dtype)
 
 INDEX_TYPES = ("int32", "uint32", "int64")
 REDUCTIONS = ("none", "add", "sub", "mul", "div", "max", "min")
@@ -28,7 +28,7 @@ def _axis(axis, rank, what="axis"):
 # ---------------------------------------------------------------- tile / reverse
 
 
-@nn_op("tile", ["input"], {"repetitions": Ints()}, reference=lambda x, repetitions: np.tile(x, repetitions))
+@nn_op("tile", ["input"], {"repetitions": Ints()}, reference=lambda x, repetitions: np.tile(x, repetitions), dynamic=True)
 def tile(input, repetitions):
     """Repeat the input `repetitions[d]` times along each dimension d (WebNN tile)."""
     check(len(repetitions) == input.rank,
@@ -37,7 +37,7 @@ def tile(input, repetitions):
     return input.with_shape([d * r for d, r in zip(input.shape, repetitions)])
 
 
-@nn_op("reverse", ["input"], {"axes": Ints()}, reference=lambda x, axes: np.flip(x, tuple(axes)).copy())
+@nn_op("reverse", ["input"], {"axes": Ints()}, reference=lambda x, axes: np.flip(x, tuple(axes)).copy(), dynamic=True)
 def reverse(input, axes):
     """Reverse the order of the elements along each of `axes`."""
     axes_valid(axes, input.rank)
@@ -74,14 +74,16 @@ def _gather_elements_ref(x, indices, axis):
     return np.take_along_axis(x, _fix(indices, x.shape[axis]), axis=axis)
 
 
-@nn_op("gather_elements", ["input", "indices"], {"axis": Int(0)}, reference=_gather_elements_ref)
+@nn_op("gather_elements", ["input", "indices"], {"axis": Int(0)}, reference=_gather_elements_ref, dynamic=True)
 def gather_elements(input, indices, axis):
     """out[i..] = input[i.. with dimension `axis` replaced by indices[i..]] (take_along_axis)."""
     dtype_in(indices, INDEX_TYPES, "indices")
     _axis(axis, input.rank)
     check(indices.rank == input.rank, f"indices must have the input rank {input.rank}, got {list(indices.shape)}")
-    check(all(a == b for d, (a, b) in enumerate(zip(indices.shape, input.shape)) if d != axis),
-          f"indices shape {list(indices.shape)} must match input shape {list(input.shape)} outside axis {axis}")
+    for d, (a, b) in enumerate(zip(indices.shape, input.shape)):
+        if d != axis:
+            same_dim(a, b, f"indices shape {list(indices.shape)} must match input shape {list(input.shape)} outside "
+                           f"axis {axis}")
     return input.with_shape(indices.shape)
 
 
@@ -186,7 +188,7 @@ def _cumsum_ref(x, axis, exclusive, reversed):
 
 
 @nn_op("cumulative_sum", ["input"], {"axis": Int(), "exclusive": Bool(False), "reversed": Bool(False)},
-       reference=_cumsum_ref)
+       reference=_cumsum_ref, dynamic=True)
 def cumulative_sum(input, axis, exclusive, reversed):
     """Running sum along `axis` (WebNN cumulativeSum): `exclusive` leaves the current element out,
     `reversed` sums from the end. Floats are added in order, one term at a time."""

@@ -19,7 +19,7 @@ for _name, _fn in {"sinh": _np.sinh, "cosh": _np.cosh, "asin": _np.arcsin, "acos
         with _np.errstate(all="ignore"):
             return _fn(x).astype(x.dtype)
 
-    _nn_op(_name, ["input"], reference=_ref)(_float_unary)
+    _nn_op(_name, ["input"], reference=_ref, dynamic=True)(_float_unary)
 
 
 # --- Core ML (sign, round, exp2, modBroadcastable, floorDivBroadcastable): float element-wise ops
@@ -45,10 +45,10 @@ def _floor_mod(a, b):
 
 
 for _name, _fn in {"round": _round_half_even, "exp2": _np.exp2}.items():
-    _nn_op(_name, ["input"], reference=_ref64(_fn))(_float_unary)
+    _nn_op(_name, ["input"], reference=_ref64(_fn), dynamic=True)(_float_unary)
 
 
-@_nn_op("sign", ["input"], reference=lambda x: _np.sign(x).astype(x.dtype))
+@_nn_op("sign", ["input"], reference=lambda x: _np.sign(x).astype(x.dtype), dynamic=True)
 def _sign(input):
     """-1, 0 or 1 by the input's sign; NaN and signed zeros pass through (floats and signed ints: WebNN sign)."""
     _dtype_in(input, ("float32", "float16", "int32", "int64", "int8"))
@@ -72,5 +72,5 @@ def _floor_div_ref(a, b):
         return _np.floor_divide(a, b).astype(a.dtype)
 
 
-_nn_op("mod", ["a", "b"], reference=_mod_ref)(_float_binary)  # Python-style, sign of b
-_nn_op("floor_div", ["a", "b"], reference=_floor_div_ref)(_float_binary)  # floor(a / b)
+_nn_op("mod", ["a", "b"], reference=_mod_ref, dynamic=True)(_float_binary)  # Python-style, sign of b
+_nn_op("floor_div", ["a", "b"], reference=_floor_div_ref, dynamic=True)(_float_binary)  # floor(a / b)

@@ -2,15 +2,19 @@
 import numpy as np
 
 from estuary.base import dtypes
-from estuary.dialects.core import Float, Int, Ints, Str, axes_valid, check, dtype_in, nn_op, same_dtype
+from estuary.dialects.core import Float, Int, Ints, Str, axes_valid, check, dtype_in, nn_op, same_dim, same_dtype
 from estuary.dialects.ops.matmul import as_dtype
 
 
 def _param(spec, shape, what, input):
-    """An optional 1-D/N-D parameter operand: input's data type, exactly `shape`."""
+    """An optional 1-D/N-D parameter operand: input's data type, exactly `shape` (a dynamic
+    dimension of the input and the parameter's fixed size are unified: the runtime checks them)."""
     if spec is not None:
         same_dtype(input, spec, what=f"input and {what}")
-        check(spec.shape == tuple(shape), f"{what} must have shape {list(shape)}, got {list(spec.shape)}")
+        message = f"{what} must have shape {list(shape)}, got {list(spec.shape)}"
+        check(spec.rank == len(shape), message)
+        for a, b in zip(shape, spec.shape):
+            same_dim(a, b, message)
 
 
 def _bn_ref(x, mean, var, scale, bias, axis, epsilon):
@@ -26,7 +30,7 @@ def _bn_ref(x, mean, var, scale, bias, axis, epsilon):
 
 
 @nn_op("batch_normalization", ["input", "mean", "variance", "scale?", "bias?"],
-       {"axis": Int(1), "epsilon": Float(1e-5)}, reference=_bn_ref)
+       {"axis": Int(1), "epsilon": Float(1e-5)}, reference=_bn_ref, dynamic=True)
 def batch_normalization(input, mean, variance, scale, bias, axis, epsilon):
     """(x - mean) / sqrt(variance + epsilon) * scale + bias, per index of `axis`."""
     dtype_in(input, dtypes.FLOATS)
@@ -52,7 +56,7 @@ def _in_ref(x, scale, bias, epsilon, layout):
 
 
 @nn_op("instance_normalization", ["input", "scale?", "bias?"],
-       {"epsilon": Float(1e-5), "layout": Str("nchw", ("nchw", "nhwc"))}, reference=_in_ref)
+       {"epsilon": Float(1e-5), "layout": Str("nchw", ("nchw", "nhwc"))}, reference=_in_ref, dynamic=True)
 def instance_normalization(input, scale, bias, epsilon, layout):
     """Normalize each (batch, channel) over the spatial dimensions of a 4-D input."""
     dtype_in(input, dtypes.FLOATS)
@@ -84,7 +88,7 @@ def _ln_ref(x, scale, bias, axes, epsilon):
 
 
 @nn_op("layer_normalization", ["input", "scale?", "bias?"], {"axes": Ints(None), "epsilon": Float(1e-5)},
-       reference=_ln_ref)
+       reference=_ln_ref, dynamic=True)
 def layer_normalization(input, scale, bias, axes, epsilon):
     """Normalize over `axes` (absent: all but the first; empty: none, the output is then bias, or 0).
     scale/bias have one dimension per axis, sized as the input along that axis, in the order the

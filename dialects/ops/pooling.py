@@ -10,7 +10,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from estuary.base import dtypes
+from estuary.base import dims, dtypes
 from estuary.dialects.core import Floats, Ints, Str, axes_valid, check, check_size, dtype_in, nn_op, rank_is
 
 LAYOUTS = ("nchw", "nhwc")
@@ -20,7 +20,7 @@ MAX_DIMENSION = 2 ** 31 - 1  # a valid dimension is in the range of WebIDL `long
 
 def _pairs(values, what):
     check(len(values) == 2, f"{what} must have 2 entries, got {list(values)}")
-    check(all(v > 0 for v in values), f"{what} must be positive, got {list(values)}")
+    check(all(isinstance(v, dims.Dim) or v > 0 for v in values), f"{what} must be positive, got {list(values)}")
 
 
 def _conv_output_size(size, k, pad_begin, pad_end, stride, dilation):
@@ -46,17 +46,19 @@ def pool_geometry(shape, window_dimensions, padding, strides, dilations, layout,
     sizes = [_conv_output_size(size, k, pb, pe, s, d)
              for size, k, pb, pe, s, d in zip((h, w), window, padding[0::2], padding[1::2], strides, dilations)]
     floors, ceils = [lo for lo, _ in sizes], [hi for _, hi in sizes]
+    check(not isinstance(c, dims.Dim), f"the channels ({c}) must be fixed; only the batch and spatial dimensions "
+                                       f"may be dynamic")
     if output_sizes is not None:
         check(list(output_sizes) in (floors, ceils),
               f"output_sizes {list(output_sizes)} must be the floor {floors} or the ceil {ceils} output sizes")
         out = list(output_sizes)
     else:
         out = floors if rounding_type == "floor" else ceils
-    check(all(0 < o <= MAX_DIMENSION for o in out),
+    check(all(isinstance(o, dims.Dim) or 0 < o <= MAX_DIMENSION for o in out),
           f"output sizes {out} are not valid dimensions: window {window} with dilations {list(dilations)} "
           f"does not fit the {h}x{w} input with padding {list(padding)}")
-    reach = [max(size + pb + pe, (o - 1) * s + (k - 1) * d + 1) for size, pb, pe, o, s, k, d in
-             zip((h, w), padding[0::2], padding[1::2], out, strides, window, dilations)]
+    reach = [max(dims.upper(size + pb + pe), dims.upper((o - 1) * s + (k - 1) * d + 1)) for size, pb, pe, o, s, k, d
+             in zip((h, w), padding[0::2], padding[1::2], out, strides, window, dilations)]
     check_size((n, c, reach[0], reach[1]), "the padded input would be")
     return n, c, h, w, window[0], window[1], out[0], out[1]
 
@@ -121,7 +123,7 @@ def _rule(allowed):
 
 for _name, _kind, _allowed in (("average_pool2d", "average", dtypes.FLOATS), ("l2_pool2d", "l2", dtypes.FLOATS),
                                ("max_pool2d", "max", None)):
-    nn_op(_name, ["input"], dict(ATTRS), reference=_pool_ref(_kind))(_rule(_allowed))
+    nn_op(_name, ["input"], dict(ATTRS), reference=_pool_ref(_kind), dynamic=True)(_rule(_allowed))
 
 
 # ---------------------------------------------------------------- resample2d (§7.7.36)

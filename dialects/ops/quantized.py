@@ -44,7 +44,7 @@ def _dequantize_ref(x, scale, zero_point):
     return (x.astype(np.int64) - zero_point).astype(np.float32) * np.float32(scale)  # float32, as lowered
 
 
-@nn_op("dequantize", ["input"], {"scale": Float(), "zero_point": Int(0)}, reference=_dequantize_ref)
+@nn_op("dequantize", ["input"], {"scale": Float(), "zero_point": Int(0)}, reference=_dequantize_ref, dynamic=True)
 def dequantize(input, scale, zero_point):
     """scale * (input - zero_point) as float32."""
     dtype_in(input, ["uint8"])
@@ -59,7 +59,7 @@ def _requantize_ref(x, input_zero_point, multiplier, output_zero_point, output_m
 
 
 @nn_op("requantize", ["input"], {"input_zero_point": Int(0), **REQUANT, "to": Str("uint8", ("uint8", "int32"))},
-       reference=_requantize_ref)
+       reference=_requantize_ref, dynamic=True)
 def requantize(input, input_zero_point, multiplier, output_zero_point, output_min, output_max, to):
     """clamp(round((input - input_zero_point) * multiplier) + output_zero_point, output_min, output_max)."""
     dtype_in(input, ["uint8", "int32"])
@@ -72,7 +72,7 @@ def requantize(input, input_zero_point, multiplier, output_zero_point, output_mi
     return input.with_dtype(to)
 
 
-@nn_op("table_lookup", ["input", "table"], reference=lambda x, t: t[x.astype(np.int64)])
+@nn_op("table_lookup", ["input", "table"], reference=lambda x, t: t[x.astype(np.int64)], dynamic=True)
 def table_lookup(input, table):
     """table[input]: a 256-entry table indexed by each uint8 element (element-wise functions)."""
     dtype_in(input, ["uint8"])

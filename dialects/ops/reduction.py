@@ -12,7 +12,7 @@ Choices where the spec is silent:
 """
 import numpy as np
 
-from estuary.base import dtypes
+from estuary.base import dims, dtypes
 from estuary.dialects.core import Bool, DType, Int, Ints, TensorSpec, axes_valid, check, dtype_in, nn_op
 
 # reduceL1, reduceProduct, reduceSum, reduceSumSquare (the spec's allowed-type lists).
@@ -80,7 +80,7 @@ def _reduce_rule(allowed):
 
 for _name, (_allowed, _each, _over) in REDUCTIONS.items():
     nn_op(_name, ["input"], {"axes": Ints(None), "keep_dimensions": Bool(False)},
-          reference=_reduce_ref(_each, _over))(_reduce_rule(_allowed))
+          reference=_reduce_ref(_each, _over), dynamic=True)(_reduce_rule(_allowed))
 
 
 def _arg_ref(fn):
@@ -96,12 +96,12 @@ def _arg_rule(input, axis, keep_dimensions, output_data_type):
     """Index of the extreme value along `axis` (first on ties), as `output_data_type`."""
     check(0 <= axis < input.rank, f"axis {axis} out of range for rank {input.rank}")
     limit = int(np.iinfo(dtypes.to_numpy(output_data_type)).max)
-    check(input.shape[axis] <= limit,
+    check(dims.upper(input.shape[axis]) <= limit,
           f"dimension {axis} of size {input.shape[axis]} exceeds the {output_data_type} maximum {limit}")
     shape, _ = reduced_shape(input.shape, [axis], keep_dimensions)
     return TensorSpec(shape, output_data_type)
 
 
 _ARG_ATTRS = {"axis": Int(), "keep_dimensions": Bool(False), "output_data_type": DType("int32", ("int32", "int64"))}
-nn_op("arg_max", ["input"], dict(_ARG_ATTRS), reference=_arg_ref(np.argmax))(_arg_rule)
-nn_op("arg_min", ["input"], dict(_ARG_ATTRS), reference=_arg_ref(np.argmin))(_arg_rule)
+nn_op("arg_max", ["input"], dict(_ARG_ATTRS), reference=_arg_ref(np.argmax), dynamic=True)(_arg_rule)
+nn_op("arg_min", ["input"], dict(_ARG_ATTRS), reference=_arg_ref(np.argmin), dynamic=True)(_arg_rule)

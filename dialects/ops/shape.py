@@ -4,22 +4,32 @@ import math
 
 import numpy as np
 
-from estuary.base import dtypes
-from estuary.dialects.core import (Bool, Float, Int, Ints, Str, axes_valid, check, dtype_in, nn_op,
-                                   same_dtype, unidirectional_broadcastable)
+from estuary.base import dims, dtypes
+from estuary.dialects.core import (Bool, DType, Float, Int, Ints, Shape, Str, TensorSpec, axes_valid, check,
+                                   dtype_in, nn_op, same_dim, same_dtype, unidirectional_broadcastable)
 
 MAX_DIM = (1 << 31) - 1
 
 
 def _valid_shape(shape, what="output shape"):
-    check(all(0 < d <= MAX_DIM for d in shape), f"{what} {list(shape)} has an invalid dimension")
+    check(all(0 < dims.upper(d) <= MAX_DIM and (isinstance(d, dims.Dim) or d > 0) for d in shape),
+          f"{what} {list(shape)} has an invalid dimension")
 
 
-@nn_op("reshape", ["input"], {"new_shape": Ints()}, reference=lambda x, new_shape: x.reshape(new_shape))
+def _within(start, size, dim, what):
+    """VerificationError unless 0 <= start and start + size <= dim for every value of the symbols."""
+    slack = dim - start - size
+    check(dims.lower(start) >= 0 and dims.lower(slack) >= 0, f"window {start}..{start + size} of {what} exceeds "
+                                                              f"its size {dim}")
+
+
+@nn_op("reshape", ["input"], {"new_shape": Shape()}, reference=lambda x, new_shape: x.reshape(new_shape),
+       dynamic=True)
 def reshape(input, new_shape):
-    """Same elements, new shape (explicit dimensions; no 0 or -1 placeholders)."""
+    """Same elements, new shape (explicit dimensions; no 0 or -1 placeholders). Dynamic dimensions
+    are expressions of the input's symbols with the same element count."""
     _valid_shape(new_shape, "new_shape")
-    size = math.prod(new_shape)
+    size = dims.size(new_shape)
     check(size == input.size, f"new_shape {list(new_shape)} has {size} elements, the input has {input.size}")
     return input.with_shape(new_shape)
 
@@ -29,7 +39,7 @@ def _perm(rank, permutation):
 
 
 @nn_op("transpose", ["input"], {"permutation": Ints(None)},
-       reference=lambda x, permutation: np.transpose(x, _perm(x.ndim, permutation)))
+       reference=lambda x, permutation: np.transpose(x, _perm(x.ndim, permutation)), dynamic=True)
 def transpose(input, permutation):
     """Permute dimensions (default: reverse them)."""
     perm = _perm(input.rank, permutation)
@@ -39,7 +49,7 @@ def transpose(input, permutation):
 
 
 @nn_op("concat", ["inputs*"], {"axis": Int()},
-       reference=lambda xs, axis: np.concatenate(xs, axis=axis))
+       reference=lambda xs, axis: np.concatenate(xs, axis=axis), dynamic=True)
 def concat(inputs, axis):
     """Join tensors along `axis`; other dimensions must match."""
     check(len(inputs) > 0, "needs at least one input")
@@ -48,11 +58,16 @@ def concat(inputs, axis):
     same_dtype(*inputs, what="inputs")
     check(all(t.rank == first.rank for t in inputs),
           f"inputs must all have the same rank, got shapes {[list(t.shape) for t in inputs]}")
-    for t in inputs:
-        check(all(a == b for i, (a, b) in enumerate(zip(t.shape, first.shape)) if i != axis),
-              f"input shapes {[list(t.shape) for t in inputs]} differ outside axis {axis}")
     shape = list(first.shape)
-    shape[axis] = sum(t.shape[axis] for t in inputs)
+    for t in inputs:
+        for i, d in enumerate(t.shape):
+            if i != axis:
+                shape[i] = same_dim(shape[i], d, f"input shapes {[list(t.shape) for t in inputs]} differ outside "
+                                                 f"axis {axis}")
+    total: dims.Value = 0
+    for t in inputs:
+        total = total + t.shape[axis]
+    shape[axis] = total
     _valid_shape(shape)
     return first.with_shape(shape)
 
@@ -62,26 +77,28 @@ def _slice_ref(x, starts, sizes, strides=None):
     return x[tuple(slice(s, s + n, k) for s, n, k in zip(starts, sizes, steps))].copy()
 
 
-@nn_op("slice", ["input"], {"starts": Ints(), "sizes": Ints(), "strides": Ints(None)}, reference=_slice_ref)
+@nn_op("slice", ["input"], {"starts": Shape(), "sizes": Shape(), "strides": Ints(None)}, reference=_slice_ref,
+       dynamic=True)
 def slice_(input, starts, sizes, strides):
     """Every strides[i]-th element (default 1) of the window starts[i] .. starts[i] + sizes[i] of each
-    dimension: ceil(sizes[i] / strides[i]) elements (WebNN slice)."""
+    dimension: ceil(sizes[i] / strides[i]) elements (WebNN slice). Starts and sizes may be
+    expressions of the input's symbols; the window must fit for every value they can take."""
     check(len(starts) == input.rank and len(sizes) == input.rank,
           f"starts and sizes must have {input.rank} entries, got {len(starts)} and {len(sizes)}")
     steps = [1] * input.rank if strides is None else list(strides)
     check(len(steps) == input.rank, f"strides must have {input.rank} entries, got {len(steps)}")
     for d, (s, n, dim, k) in enumerate(zip(starts, sizes, input.shape, steps)):
-        check(n > 0, f"sizes[{d}] must be positive, got {n}")
+        check(dims.upper(n) > 0 and (isinstance(n, dims.Dim) or n > 0), f"sizes[{d}] must be positive, got {n}")
         check(k > 0, f"strides[{d}] must be positive, got {k}")
-        check(0 <= s and s + n <= dim, f"window {s}..{s + n} of dimension {d} exceeds its size {dim}")
-    return input.with_shape([-(-n // k) for n, k in zip(sizes, steps)])
+        _within(s, n, dim, f"dimension {d}")
+    return input.with_shape([dims.ceil_div(n, k) for n, k in zip(sizes, steps)])
 
 
 def _split_ref(x, splits, axis):
     return np.split(x, np.cumsum(splits)[:-1], axis=axis)
 
 
-@nn_op("split", ["input"], {"splits": Ints(), "axis": Int(0)}, reference=_split_ref)
+@nn_op("split", ["input"], {"splits": Ints(), "axis": Int(0)}, reference=_split_ref, dynamic=True)
 def split(input, splits, axis):
     """Cut along `axis` into pieces of the given sizes (a list of results)."""
     check(0 <= axis < input.rank, f"axis {axis} out of range for rank {input.rank}")
@@ -126,7 +143,7 @@ def _pad_ref(x, beginning_padding, ending_padding, mode, value):
 
 @nn_op("pad", ["input"], {"beginning_padding": Ints(), "ending_padding": Ints(),
                           "mode": Str("constant", PAD_MODES), "value": Float(0.0)},
-       reference=_pad_ref)
+       reference=_pad_ref, dynamic=True)
 def pad(input, beginning_padding, ending_padding, mode, value):
     """Pad each dimension with `value` (cast to the input's dtype), its edge value, or a mirror
     image: reflection excludes the edge, symmetric repeats it. Mirror padding larger than the
@@ -141,8 +158,8 @@ def pad(input, beginning_padding, ending_padding, mode, value):
     return input.with_shape(shape)
 
 
-@nn_op("expand", ["input"], {"new_shape": Ints()},
-       reference=lambda x, new_shape: np.broadcast_to(x, new_shape).copy())
+@nn_op("expand", ["input"], {"new_shape": Shape()},
+       reference=lambda x, new_shape: np.broadcast_to(x, new_shape).copy(), dynamic=True)
 def expand(input, new_shape):
     """Broadcast to `new_shape` (the input must be unidirectionally broadcastable to it)."""
     _valid_shape(new_shape, "new_shape")
@@ -161,7 +178,7 @@ def _gather_ref(x, indices, axis):
     return np.take(x, idx, axis=axis)
 
 
-@nn_op("gather", ["input", "indices"], {"axis": Int(0)}, reference=_gather_ref)
+@nn_op("gather", ["input", "indices"], {"axis": Int(0)}, reference=_gather_ref, dynamic=True)
 def gather(input, indices, axis):
     """input[..., indices, ...] along `axis`; negative indices count from the end, out-of-range
     indices are clamped (never read out of bounds)."""
@@ -178,8 +195,22 @@ def _tri_ref(x, upper, diagonal):
     return np.where(keep, x, np.zeros((), x.dtype))
 
 
-@nn_op("triangular", ["input"], {"upper": Bool(True), "diagonal": Int(0)}, reference=_tri_ref)
+@nn_op("triangular", ["input"], {"upper": Bool(True), "diagonal": Int(0)}, reference=_tri_ref, dynamic=True)
 def triangular(input, upper, diagonal):
     """Keep the upper (j - i >= diagonal) or lower (j - i <= diagonal) part of the last two dims."""
     check(input.rank >= 2, f"input must be of rank >= 2, got shape {list(input.shape)}")
     return input
+
+
+def _dims_value_ref(values, dtype):
+    return np.asarray([int(v) for v in values], dtype=dtypes.to_numpy(dtype))  # int(Dim) fails: not a constant
+
+
+@nn_op("dims_value", [], {"values": Shape(), "dtype": DType("int32", INDEX_TYPES[::2])}, reference=_dims_value_ref,
+       dynamic=True)
+def dims_value(values, dtype):
+    """The dimensions `values` (ints and expressions of the function's symbols) as run-time data: a
+    vector [len(values)] of `dtype`. Importers use it where a model computes with its input sizes
+    (a key/value cache written at the position `past = total - new`, a range up to a length)."""
+    check(len(values) > 0, "values must not be empty")
+    return TensorSpec([len(values)], dtype)

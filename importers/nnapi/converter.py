@@ -1,8 +1,11 @@
 """The NNAPI conversion context `Converter` (`c` in importers/nnapi/ops/): walks a Model's operations
 in order and maps each onto nn ops through its registered converter `fn(c, ins, outs)` (operand
-indices of its inputs and outputs)."""
+indices of its inputs and outputs). A model input's dimension given as 0 is dynamic, the symbol
+`input<n>_<axis>`, unless `shapes` fixes it (docs/dynamic-shapes.md)."""
 import numpy as np
 
+from estuary.base import dims
+from estuary.base.dims import Dim
 from estuary.dialects.core import TensorSpec
 from estuary.dialects.graph import Graph
 from estuary.base.errors import VerificationError
@@ -122,7 +125,13 @@ class Converter(ConversionContext):
         op = self.operand(i)
         got = self.spec(value)
         if op.dimensions and 0 not in op.dimensions and list(got.shape) != op.dimensions:
-            self.fail(f"output operand {i} is declared {op.dimensions}, the operation produces {list(got.shape)}")
+            # a dynamic dimension may be declared with its value: the runtime then checks the inputs give it
+            with dims.unifying(self.graph.unifier):
+                fits = len(got.shape) == len(op.dimensions) and all(
+                    isinstance(g, dims.Dim) and dims.same(g, d) is not None or g == d
+                    for g, d in zip(got.shape, op.dimensions))
+            if not fits:
+                self.fail(f"output operand {i} is declared {op.dimensions}, the operation produces {list(got.shape)}")
         self.values[i] = value
 
     # ------------------------------------------------------------ conversion
@@ -137,18 +146,15 @@ class Converter(ConversionContext):
             op = self.operand(i)
             if not op.is_tensor:
                 raise VerificationError(f"{self.path}: model input {n} (operand {i}) must be a tensor")
-            dims = list(op.dimensions)
+            shape = list(op.dimensions)
             given = self.shapes.get(f"input{n}")
             if given is not None:
-                if len(given) != len(dims) or any(d and d != g for d, g in zip(dims, given)):
+                if len(given) != len(shape) or any(d and d != g for d, g in zip(shape, given)):
                     raise VerificationError(f"{self.path}: shape {list(given)} for input{n} does not fit its "
-                                            f"declared dimensions {dims} (0 marks a free one)")
-                dims = list(given)
-            if 0 in dims:
-                raise VerificationError(f"{self.path}: model input {n} (operand {i}) has unspecified "
-                                        f"dimensions {dims}; Estuary compiles static shapes (set them with "
-                                        f"--shape input{n}=D1xD2...)")
-            self.values[i] = self.graph.input(f"input{n}", TensorSpec(dims, _DTYPES[op.code.name]))
+                                            f"declared dimensions {shape} (0 marks a free one)")
+                shape = list(given)
+            spec = TensorSpec(free_dimensions(n, shape), _DTYPES[op.code.name])
+            self.values[i] = self.graph.input(f"input{n}", spec)
         for k, (code, ins, outs) in enumerate(self.model.operations):
             self.code, self.label, self.op_type = code, f"#{k} {code.name}", code.name
             if code.name in FLOAT_ONLY_OPS:
@@ -160,6 +166,17 @@ class Converter(ConversionContext):
                 self.check(o in self.values, f"converter did not produce output operand {o}")
         outputs = [(f"output{n}", self.values[i]) for n, i in enumerate(self.model.outputs)]
         return self.graph.finish(outputs)
+
+
+# the largest free dimension: a WebIDL `long`, the largest dimension the nn type rules accept (one
+# less than dims.MAX_BOUND, which nn.reshape's new_shape refuses as a dimension's upper bound)
+MAX_FREE = (1 << 31) - 1
+
+
+def free_dimensions(n: int, shape: list[int]) -> list[dims.Value]:
+    """Model input `n`'s dimensions with each one given as 0 (free: set per execution, API 27's
+    ANeuralNetworksExecution_setInput type) as the symbol `input<n>_<axis>`, 1..MAX_FREE."""
+    return [Dim.symbol(f"input{n}_{axis}", 1, MAX_FREE) if d == 0 else d for axis, d in enumerate(shape)]
 
 
 def np_dtype(code_name):

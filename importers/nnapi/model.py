@@ -85,6 +85,7 @@ class ResultCode(enum.IntEnum):
     OP_FAILED = 5
     UNMAPPABLE = 5
     BAD_STATE = 6
+    OUTPUT_INSUFFICIENT_SIZE = 8  # API 29: an output buffer smaller than the result's run-time shape
 
 
 MAX_SIZE_OF_IMMEDIATELY_COPIED_VALUES = 128

@@ -7,6 +7,8 @@
 
 A top level of {"name": ..., "graph": {...}} is accepted too. Constant data may live in a
 binary side file: "data": {"file": "w.bin", "byteOffset": 0}, resolved inside the JSON's folder.
+An input's shape may hold dynamic dimensions, {"name": "seq", "maxSize": 128} (WebNN's
+MLDynamicDimension; importers/webnn/dynamic.py, docs/dynamic-shapes.md).
 """
 import json
 import os
@@ -14,11 +16,11 @@ import os
 import numpy as np
 
 import estuary.dialects  # noqa: F401
-from estuary.base import dtypes
+from estuary.base import dims, dtypes
 from estuary.dialects.core import TensorSpec
 from estuary.dialects.graph import Graph
 from estuary.base.errors import ModelImportError, UnsupportedOpError, VerificationError, where
-from estuary.importers.webnn import four_bit
+from estuary.importers.webnn import dynamic, four_bit
 from estuary.importers.webnn.converter import OpContext, options_of
 from estuary.importers.webnn.ops import OPS
 
@@ -64,7 +66,9 @@ def _unique_keys(pairs):
     return seen
 
 
-def _descriptor(path, name, entry):
+def _descriptor(path, name, entry, symbols=None):
+    """The operand's TensorSpec. Input shapes (`symbols`: those declared so far, name -> Sym) may
+    hold MLDynamicDimensions (importers/webnn/dynamic.py); constants (`symbols` None) may not."""
     desc = entry.get("descriptor") if isinstance(entry, dict) else None
     if not isinstance(desc, dict):
         raise ModelImportError(f"{path}: operand {name!r} has no 'descriptor'")
@@ -73,14 +77,23 @@ def _descriptor(path, name, entry):
     if not isinstance(dtype, str) or (dtype not in dtypes.NUMPY and dtype not in four_bit.FOUR_BIT):
         raise ModelImportError(f"{path}: operand {name!r} has unsupported dataType {dtype!r}; "
                                f"expected one of {list(dtypes.NUMPY) + list(four_bit.FOUR_BIT)}")
-    if not isinstance(shape, list) or not all(isinstance(d, int) and not isinstance(d, bool) and d > 0
-                                              for d in shape):
+    if isinstance(shape, list) and symbols is None and any(dynamic.is_dynamic_entry(d) for d in shape):
+        raise ModelImportError(f"{path}: constant {name!r} has the dynamic shape {shape!r}; constants take "
+                               "fixed shapes (a list of positive integers)")
+    if isinstance(shape, list) and symbols is not None and any(dynamic.is_dynamic_entry(d) for d in shape):
+        try:
+            shape = [dynamic.input_dimension(d, name, i, symbols) for i, d in enumerate(shape)]
+        except ValueError as e:
+            raise ModelImportError(f"{path}: input {name!r}: {e}") from None
+    elif not isinstance(shape, list) or not all(isinstance(d, int) and not isinstance(d, bool) and d > 0
+                                                for d in shape):
+        dynamic_form = "" if symbols is None else "; a dynamic dimension is {\"name\": ..., \"maxSize\": ...}"
         raise ModelImportError(f"{path}: operand {name!r} has an invalid shape {shape!r} "
-                               "(a list of positive integers)")
+                               f"(a list of positive integers{dynamic_form})")
     spec = TensorSpec(shape, four_bit.storage(dtype))  # int4 / uint4: one value per int8 / uint8
-    if spec.size > MAX_ELEMENTS:
-        raise ModelImportError(f"{path}: operand {name!r} declares {spec.size} elements, more than "
-                               f"the {MAX_ELEMENTS} supported")
+    if dims.upper(spec.size) > MAX_ELEMENTS:  # a dynamic dimension counts at its maxSize, as WebNN says
+        raise ModelImportError(f"{path}: operand {name!r} declares {dims.upper(spec.size)} elements"
+                               f"{'' if spec.static else ' at the maxSizes'}, more than the {MAX_ELEMENTS} supported")
     return spec
 
 
@@ -162,8 +175,9 @@ class GraphLoader:
         if not isinstance(inputs, dict):
             self.fail("'inputs' must be an object name -> {descriptor, data?, constant?}")
         for name, entry in inputs.items():
-            spec = _descriptor(self.path, name, entry)
-            if entry.get("constant"):
+            constant = isinstance(entry, dict) and entry.get("constant")
+            spec = _descriptor(self.path, name, entry, None if constant else self.graph.symbols)
+            if constant:
                 array = self._data(name, entry, spec)
                 self.values[name] = self.graph.constant(array, spec, name=name)
                 self.kinds[name] = "constant"

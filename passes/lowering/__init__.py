@@ -17,13 +17,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from iree.compiler import ir
+from iree.compiler.dialects import tensor
 
 from estuary.base.options import CompileOptions
 from estuary.dialects import core, graph
 from estuary.dialects.builder import Builder
 from estuary.dialects.core import TensorSpec
+from estuary.base.dims import DimError
 from estuary.base.errors import LoweringError, VerificationError, where
 from estuary.base.registry import Registry
+from estuary.passes.lowering import dynamic
 from estuary.passes.lowering.common import storage
 
 @dataclass
@@ -209,11 +212,16 @@ def _lower_ops(module, source, options, run):
                 result = rule_for(opdef.name, options.target)(node)
             except VerificationError as e:
                 raise LoweringError(f"{where(source, graph.loc_name(o), o.name)}: {e}") from None
+            except DimError as e:  # a rule meeting a dynamic dimension it cannot take
+                raise LoweringError(f"{where(source, graph.loc_name(o), o.name)}: dynamic dimensions are not "
+                                    f"supported here ({e}); compile for a fixed shape (--shape / shapes=)") from None
         results = result if isinstance(result, (list, tuple)) else [result]
         if len(results) != len(o.results):
             raise LoweringError(f"{where(source, graph.loc_name(o), o.name)}: rule returned "
                                 f"{len(results)} values for {len(o.results)} results")
         for old, new, spec in zip(o.results, results, out_specs):
+            with ir.InsertionPoint(o), o.location:
+                new = _as_type(new, storage(spec))
             if new.type != storage(spec):
                 raise LoweringError(f"{where(source, graph.loc_name(o), o.name)}: lowering produced "
                                     f"{new.type}, expected {storage(spec)}")
@@ -222,3 +230,20 @@ def _lower_ops(module, source, options, run):
     left = nn_ops(module.operation)
     if left:
         raise LoweringError(f"{source}: nn ops left after lowering: {describe(left)}")
+    dynamic.generic_binaries(module)
+    if dynamic.strip_encodings(module):
+        run.results["dynamic_shapes"] = True
+
+
+def _as_type(value: ir.Value, want: ir.Type) -> ir.Value:
+    """`value` as type `want` when they differ only in which dimensions are known or in their
+    #nn.dims encoding (a tensor.cast), else `value` unchanged (the caller reports the mismatch)."""
+    if value.type == want:
+        return value
+    have, need = ir.RankedTensorType(value.type), ir.RankedTensorType(want)
+    if have.element_type != need.element_type or have.rank != need.rank:
+        return value
+    dynamic_size = ir.ShapedType.get_dynamic_size()
+    if any(a != b and dynamic_size not in (a, b) for a, b in zip(have.shape, need.shape)):
+        return value
+    return tensor.CastOp(want, value).result

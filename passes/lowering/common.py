@@ -9,25 +9,40 @@ import math
 
 import numpy as np
 from iree.compiler import ir
+from iree.compiler.dialects import _tensor_ops_gen as tensor_ops
 from iree.compiler.dialects import arith, linalg, tensor, tosa
 from iree.compiler.dialects import math as mathd
 
-from estuary.base import dtypes
-from estuary.dialects.core import TensorSpec
+from estuary.base import dims, dtypes
+from estuary.base.errors import VerificationError
+from estuary.dialects.core import TensorSpec, dims_encoding, mlir_shape, shape_of_type
 from estuary.dialects.graph import constant_attr
+from estuary.passes.lowering import dynamic
 
 
 def storage(spec):
-    """Lowered tensor type of a spec (signless integers)."""
-    return ir.RankedTensorType.get(list(spec.shape), dtypes.storage_type(spec.dtype))
+    """Lowered tensor type of a spec (signless integers; dynamic dimensions keep their #nn.dims
+    encoding until the lowering ends, so helpers can read the expressions back)."""
+    return tensor_type(spec.shape, dtypes.storage_type(spec.dtype))
 
 
 def tensor_type(shape, element):
-    return ir.RankedTensorType.get(list(shape), element)
+    """A ranked tensor type; dynamic dimensions (Dims) as `?` with their #nn.dims encoding."""
+    if dims.is_static(shape):
+        return ir.RankedTensorType.get([int(d) for d in shape], element)
+    return ir.RankedTensorType.get(mlir_shape(shape), element, dims_encoding(list(shape)))
 
 
 def shape_of(value):
-    return list(ir.RankedTensorType(value.type).shape)
+    """The shape of a lowered value: ints, and Dims where it is dynamic."""
+    return shape_of_type(ir.RankedTensorType(value.type))
+
+
+def empty(shape, element):
+    """tensor.empty of `shape` (dynamic sizes computed from the function's arguments)."""
+    if dims.is_static(shape):
+        return tensor.empty([int(d) for d in shape], element)
+    return tensor_ops.empty(tensor_type(shape, element), dynamic.operands(shape)[1])
 
 
 def element_of(value):
@@ -60,10 +75,12 @@ def shape_value(values):
 
 
 def reshape(value, shape):
-    shape = [int(s) for s in shape]
+    shape = [dims.value(s) for s in shape]
     if shape_of(value) == shape:
         return value
-    return tosa.reshape(value, shape_value(shape), results=[tensor_type(shape, element_of(value))])
+    if dims.is_static(shape) and dims.is_static(shape_of(value)):
+        return tosa.reshape(value, shape_value(shape), results=[tensor_type(shape, element_of(value))])
+    return dynamic.reshape(value, shape_of(value), shape, tensor_type(shape, element_of(value)))
 
 
 def transpose(value, perm):
@@ -77,21 +94,30 @@ def transpose(value, perm):
 def slice_(value, start, size):
     if list(start) == [0] * len(start) and list(size) == shape_of(value):
         return value
-    return tosa.slice(tensor_type(size, element_of(value)), value, shape_value(start), shape_value(size))
+    if dims.is_static(list(start) + list(size)) and dims.is_static(shape_of(value)):
+        return tosa.slice(tensor_type(size, element_of(value)), value, shape_value(start), shape_value(size))
+    return strided_slice(value, start, size, [1] * len(size))
 
 
 def strided_slice(value, offsets, sizes, strides):
     """tensor.extract_slice with strides (TOSA's slice has none); IREE folds it into the
-    consumer's dispatch as a strided view of the source."""
+    consumer's dispatch as a strided view of the source. Offsets and sizes may be dynamic."""
     t = tensor_type(sizes, element_of(value))
-    return tensor.ExtractSliceOp(t, value, [], [], [], offsets, sizes, strides).result
+    if dims.is_static(list(offsets) + list(sizes)):
+        return tensor.ExtractSliceOp(t, value, [], [], [], offsets, sizes, strides).result
+    off_static, off_values = dynamic.operands(offsets)
+    size_static, size_values = dynamic.operands(sizes)
+    return tensor.ExtractSliceOp(t, value, off_values, size_values, [], off_static, size_static, strides).result
 
 
 def concat(values, axis):
     if len(values) == 1:
         return values[0]
     shape = shape_of(values[0])
-    shape[axis] = sum(shape_of(v)[axis] for v in values)
+    total = 0
+    for v in values:
+        total = total + shape_of(v)[axis]
+    shape[axis] = total
     return tosa.concat(values, axis, results=[tensor_type(shape, element_of(values[0]))])
 
 
@@ -116,6 +142,8 @@ def broadcast_to(value, shape):
     src = shape_of(value)
     if src == list(shape):
         return value
+    if not dims.is_static(shape):  # a copy with the broadcast in its indexing map
+        return elementwise(shape, element_of(value), [value], lambda x: x)
     multiples = [d // s if s == 1 else 1 for s, d in zip(src, shape)]
     return tosa.tile(tensor_type(shape, element_of(value)), value, shape_value(multiples))
 
@@ -172,9 +200,9 @@ def elementwise(out_shape, out_element, inputs, body):
     `body(*scalars)` builds the scalar computation (arith/math ops) and returns one scalar.
     Use it where TOSA has no op or no unsigned variant.
     """
-    out_shape = [int(s) for s in out_shape]
+    out_shape = [dims.value(s) for s in out_shape]
     out_t = tensor_type(out_shape, out_element)
-    init = tensor.empty(out_shape, out_element)
+    init = empty(out_shape, out_element)
     maps = [_broadcast_map(shape_of(v), out_shape) for v in inputs]
     maps.append(ir.AffineMap.get_identity(len(out_shape)))
     iters = [ir.Attribute.parse(PARALLEL)] * len(out_shape)
@@ -185,6 +213,24 @@ def elementwise(out_shape, out_element, inputs, body):
     with ir.InsertionPoint(block):
         linalg.YieldOp([body(*block.arguments[:len(inputs)])])
     return op.result
+
+
+def check_lowering(cond, message):
+    """VerificationError (reported by the lowering driver with the op's name) unless `cond`."""
+    if not cond:
+        raise VerificationError(message)
+
+
+def integer_dim(d, element):
+    """The dimension `d` (an int or a Dim) as an integer scalar of type `element`, computed from
+    the function's arguments at the current insertion point."""
+    return arith.index_cast(element, dynamic.as_value(dynamic.sizes([d])[0]))
+
+
+def index_to_float(d, element):
+    """The dimension `d` (an int or a Dim) as a float scalar of type `element`, computed from the
+    function's arguments at the current insertion point."""
+    return arith.sitofp(element, integer_dim(d, ir.IntegerType.get_signless(64)))
 
 
 def scalar_const(element, value):
@@ -281,3 +327,47 @@ def tile_axis(value, axis, times):
     out = list(shape)
     out[axis] *= times
     return tosa.tile(tensor_type(out, element_of(value)), value, shape_value(multiples))
+
+
+def _merged(shape, axes):
+    """`shape` with each run of adjacent reduced axes merged into one dim, and those dims."""
+    merged, reduced = [], []
+    for i, d in enumerate(shape):
+        if i in axes and i - 1 in axes:
+            merged[-1] *= d
+            continue
+        if i in axes:
+            reduced.append(len(merged))
+        merged.append(d)
+    return merged, reduced
+
+
+def reduce_kept(x, axes, build):
+    """`build` (tosa.reduce_sum/reduce_product) over `axes`, reduced dims kept as size 1."""
+    shape = shape_of(x)
+    merged, reduced = _merged(shape, axes)
+    y = reshape(x, merged)
+    for a in reduced:
+        out = shape_of(y)
+        out[a] = 1
+        y = build(y, a, results=[tensor_type(out, element_of(y))])
+    return reshape(y, [1 if i in axes else d for i, d in enumerate(shape)])
+
+
+def reduce_generic(x, axes, init, combine, pre=None):
+    """linalg.generic folding `combine(acc, pre(x))` over `axes` (the result drops those dims)."""
+    shape = shape_of(x)
+    rank = len(shape)
+    el = element_of(x)
+    kept = [i for i in range(rank) if i not in axes]
+    out_shape = [shape[i] for i in kept]
+    filled = linalg.fill(scalar_const(el, init), outs=[empty(out_shape, el)])
+    maps = [ir.AffineMap.get_identity(rank), ir.AffineMap.get(rank, 0, [ir.AffineDimExpr.get(i) for i in kept])]
+    iters = [ir.Attribute.parse(REDUCTION if i in axes else PARALLEL) for i in range(rank)]
+    op = linalg.GenericOp([tensor_type(out_shape, el)], [x], [filled],
+                          ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps]), ir.ArrayAttr.get(iters))
+    block = op.regions[0].blocks.append(el, el)
+    with ir.InsertionPoint(block):
+        v = block.arguments[0] if pre is None else pre(block.arguments[0])
+        linalg.YieldOp([combine(block.arguments[1], v)])
+    return op.result

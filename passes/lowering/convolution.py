@@ -9,9 +9,10 @@ from iree.compiler import ir
 from iree.compiler.dialects import arith, linalg, tensor, tosa
 from iree.compiler.dialects import math as mathd
 
-from estuary.dialects.ops.convolution import TO_IOHW, TO_OIHW
+from estuary.base import dims
+from estuary.dialects.ops.convolution import TO_IOHW, TO_OIHW, conv_out_size
 from estuary.passes.lowering import common as C
-from estuary.passes.lowering import im2col, lowering, pointwise, winograd
+from estuary.passes.lowering import im2col, lowering, pointwise, windows, winograd
 
 
 def _f32():
@@ -58,6 +59,8 @@ def _conv_nhwc(x, w_oihw, bias, pad, strides, dilations, dtype, depthwise_mult=N
     eligible 3x3 convolutions with constant weights take the Winograd form (winograd.py);
     `transposed`: the result is transposed later (`_transposed_later`); `padded`: padded later
     (`_padded_later`); `lanes`: the CPU target's float32 vector lanes, if known."""
+    if not dims.is_static(C.shape_of(x)):
+        return _dynamic_conv(x, w_oihw, bias, pad, strides, dilations, dtype, depthwise_mult)
     w_cf = None if depthwise_mult is not None else pointwise.weights(x, w_oihw, pad, dilations, strides)
     if w_cf is not None:
         return pointwise.conv1x1(x, w_cf, bias, strides, blocked=not transposed, padded=padded, lanes=lanes)
@@ -97,6 +100,18 @@ def _conv_nhwc(x, w_oihw, bias, pad, strides, dilations, dtype, depthwise_mult=N
         weight = C.transpose(w_oihw, [0, 2, 3, 1])
         y = tosa.conv2d(out_t, x, weight, bias, zp, C.zero_point(dtype), **attrs)
     return drop_end_rows(y, extra_h, extra_w)
+
+
+def _dynamic_conv(x, w_oihw, bias, pad, strides, dilations, dtype, depthwise_mult):
+    """A convolution of an input with a dynamic height or width (windows.py)."""
+    _, h, wd, c = C.shape_of(x)
+    o, _, kh, kw = C.shape_of(w_oihw)
+    out_hw = [conv_out_size(s, k, pad[2 * i], pad[2 * i + 1], strides[i], dilations[i])
+              for i, (s, k) in enumerate(((h, kh), (wd, kw)))]
+    if depthwise_mult is not None:
+        weight = C.transpose(C.reshape(w_oihw, [c, depthwise_mult, kh, kw]), [2, 3, 0, 1])
+        return windows.conv2d(x, None, bias, pad, strides, dilations, out_hw, dtype, depthwise=weight)
+    return windows.conv2d(x, C.transpose(w_oihw, [0, 2, 3, 1]), bias, pad, strides, dilations, out_hw, dtype)
 
 
 def grouped_conv_nhwc(x, w_oihw, bias, groups, pad, strides, dilations, dtype, fast3x3=False, transposed=False,

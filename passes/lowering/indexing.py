@@ -6,7 +6,7 @@ from iree.compiler import ir
 from iree.compiler.dialects import _linalg_ops_gen as linalg_ops
 from iree.compiler.dialects import arith, linalg, tensor, tosa
 
-from estuary.base import dtypes
+from estuary.base import dims, dtypes
 from estuary.passes.lowering import common as C
 from estuary.passes.lowering import lowering
 from estuary.passes.lowering.shape import _int64_to_int32
@@ -68,7 +68,7 @@ def _generic(out_types, inputs, inits, maps, iters, body):
 
 
 def _filled(shape, element, value):
-    return linalg.fill(C.scalar_const(element, value), outs=[tensor.empty(list(shape), element)])
+    return linalg.fill(C.scalar_const(element, value), outs=[C.empty(list(shape), element)])
 
 
 @lowering("tile")
@@ -80,7 +80,7 @@ def lower_tile(n):
 def lower_reverse(n):
     x = n.inputs[0]
     for axis in n.attrs["axes"]:
-        if C.shape_of(x)[axis] > 1:
+        if isinstance(C.shape_of(x)[axis], dims.Dim) or C.shape_of(x)[axis] > 1:
             x = tosa.reverse(x.type, x, axis)
     return x
 
@@ -104,7 +104,7 @@ def lower_reverse_sequence(n):
         coords = [_index(src) if d == s_axis else _idx(d) for d in range(spec.rank)]
         return [tensor.extract(x, coords)]
 
-    init = tensor.empty(list(spec.shape), C.element_of(x))
+    init = C.empty(list(spec.shape), C.element_of(x))
     ident = ir.AffineMap.get_identity(spec.rank)
     return _generic([C.storage(n.out)], [], [init], [ident], [C.PARALLEL] * spec.rank, body)[0]
 
@@ -139,7 +139,7 @@ def lower_gather_elements(n):
         coords = [_norm(i, idx_spec.dtype, spec.shape[axis]) if d == axis else _idx(d) for d in range(rank)]
         return [tensor.extract(x, coords)]
 
-    init = tensor.empty(list(n.out.shape), C.element_of(x))
+    init = C.empty(list(n.out.shape), C.element_of(x))
     return _generic([C.storage(n.out)], [indices], [init], [ident, ident], [C.PARALLEL] * rank, body)[0]
 
 
@@ -160,7 +160,7 @@ def lower_gather_nd(n):
         coords += [_idx(batch + j) for j in range(spec.rank - k)]
         return [tensor.extract(x, coords)]
 
-    init = tensor.empty(list(n.out.shape), C.element_of(x))
+    init = C.empty(list(n.out.shape), C.element_of(x))
     return _generic([C.storage(n.out)], [], [init], [ir.AffineMap.get_identity(rank)], [C.PARALLEL] * rank,
                     body)[0]
 
@@ -223,7 +223,7 @@ def lower_scatter_elements(n):
 
     iters = [C.PARALLEL] * rank + [C.REDUCTION]
     # a placeholder operand gives dimension k its extent (no map reads updates directly)
-    extent = tensor.empty([upd_spec.shape[axis]], ir.IntegerType.get_signless(8))
+    extent = C.empty([upd_spec.shape[axis]], ir.IntegerType.get_signless(8))
     return _generic([C.storage(n.out)], [extent], [x], [_dims(rank + 1, [rank]), p_map], iters, body)[0]
 
 
@@ -388,7 +388,7 @@ def lower_non_max_suppression(n):
             arith.cmpf(arith.CmpFPredicate.ORD, s, s)
         return [arith.extui(i8, ok)]
 
-    keep = _generic([C.tensor_type(bn, i8)], [perm], [tensor.empty(bn, i8)], [ident, ident], [C.PARALLEL] * 2,
+    keep = _generic([C.tensor_type(bn, i8)], [perm], [C.empty(bn, i8)], [ident, ident], [C.PARALLEL] * 2,
                     valid)[0]
     loop = scf.ForOp(C_index(0), C_index(num), C_index(1), [keep])
     with ir.InsertionPoint(loop.body):
@@ -406,7 +406,7 @@ def lower_non_max_suppression(n):
                 hit = arith.andi(hit, _eq(tensor.extract(classes, [b, pr]), tensor.extract(classes, [b, _index(p)])))
             return [arith.select(hit, C.scalar_const(i8, 0), k)]
 
-        nxt = _generic([C.tensor_type(bn, i8)], [cur, perm], [tensor.empty(bn, i8)], [ident, ident, ident],
+        nxt = _generic([C.tensor_type(bn, i8)], [cur, perm], [C.empty(bn, i8)], [ident, ident, ident],
                        [C.PARALLEL] * 2, suppress)[0]
         scf.YieldOp([nxt])
     keep = loop.results[0]
@@ -445,6 +445,6 @@ def lower_non_max_suppression(n):
         t = arith.maxsi(t, C.scalar_const(i32, 1))
         return [arith.minsi(t, C.scalar_const(i32, m))]
 
-    cnt = _generic([C.tensor_type([bsz], i32)], [total], [tensor.empty([bsz], i32)],
+    cnt = _generic([C.tensor_type([bsz], i32)], [total], [C.empty([bsz], i32)],
                    [ir.AffineMap.get_identity(1)] * 2, [C.PARALLEL], capped)[0]
     return [idx, cnt]

@@ -7,8 +7,9 @@ the result is rounded once; epsilon is first cast to the input's type, as the sp
 """
 import numpy as np
 from iree.compiler import ir
-from iree.compiler.dialects import tosa
+from iree.compiler.dialects import arith, tosa
 
+from estuary.base import dims
 from estuary.dialects.ops.matmul import as_dtype
 from estuary.dialects.ops.normalization import default_axes
 from estuary.passes.lowering import common as C
@@ -36,7 +37,7 @@ def _scalar(value, rank):
 
 def _out_type(a, b):
     """Result type of a broadcasting binary op on equal-rank float32 a, b."""
-    return C.tensor_type([max(x, y) for x, y in zip(C.shape_of(a), C.shape_of(b))], _f32())
+    return C.tensor_type([y if x == 1 else x for x, y in zip(C.shape_of(a), C.shape_of(b))], _f32())
 
 
 def _sub(a, b):
@@ -52,11 +53,21 @@ def _mul(a, b):
 
 
 def _reduce_mean(x, axes, count):
-    """Mean over `axes`, kept as size-1 dims (tosa.reduce_sum per axis, then * 1/count)."""
+    """Mean over `axes`, kept as size-1 dims (tosa.reduce_sum per axis, then * 1/count; a
+    dynamic count is read at run time). With dynamic dimensions one reduction runs over the
+    merged axes: IREE 3.13 failed to schedule a chain of per-axis reductions through a dynamic
+    intermediate ("cyclic dependencies")."""
     shape = C.shape_of(x)
-    for a in axes:
-        shape[a] = 1
-        x = tosa.reduce_sum(x, a, results=[C.tensor_type(shape, _f32())])
+    if dims.is_static(shape):
+        for a in axes:
+            shape[a] = 1
+            x = tosa.reduce_sum(x, a, results=[C.tensor_type(shape, _f32())])
+    else:
+        x = C.reduce_kept(x, axes, tosa.reduce_sum)
+        shape = C.shape_of(x)
+    if isinstance(count, dims.Dim):
+        scale = arith.divf(C.scalar_const(_f32(), 1.0), C.index_to_float(count, _f32()))
+        return C.elementwise(shape, _f32(), [x], lambda v: arith.mulf(v, scale))
     return _mul(x, _scalar(1.0 / count, len(shape)))
 
 
@@ -80,7 +91,8 @@ def _normalize(x, axes, epsilon, scale, bias):
     rank = len(C.shape_of(x))
     if not axes:  # nothing reduced: mean = x, variance = 0 (x - x keeps NaN/inf as the spec does)
         return _affine(_sub(x, x), _scalar(1.0 / np.sqrt(epsilon), rank), scale, bias)
-    count = float(np.prod([C.shape_of(x)[a] for a in axes]))
+    count = dims.size(C.shape_of(x)[a] for a in axes)
+    count = float(count) if not isinstance(count, dims.Dim) else count
     centered = _sub(x, _reduce_mean(x, axes, count))
     var = _reduce_mean(_mul(centered, centered), axes, count)
     return _affine(centered, _inv_std(var, epsilon), scale, bias)

@@ -12,10 +12,10 @@ from iree.compiler.dialects import _linalg_ops_gen as linalg_ops
 from iree.compiler.dialects import arith, linalg, tensor, tosa
 from iree.compiler.dialects import math as mathd
 
-from estuary.base import dtypes
+from estuary.base import dims, dtypes
 from estuary.dialects.ops.pooling import lowest, pool_geometry, resample_plan, resample_sizes, valid_counts
 from estuary.passes.lowering import common as C
-from estuary.passes.lowering import lowering, pointwise
+from estuary.passes.lowering import lowering, pointwise, windows
 
 
 def _to_float32(x, dtype):
@@ -53,14 +53,16 @@ def _pool(n, kind):
     if kind == "l2":
         x = C.mul(x, x, x.type)
     fill = lowest(spec.dtype) if kind == "max" else 0
+    if not spec.static:
+        return _finish(n, kind, _dynamic_pool(n, kind, x, (kh, kw), (oh, ow), fill, work), (nb, oh, ow, c))
     if kind == "max" and _zero_pad_is_exact(n, h, w, kh, kw, oh, ow):
         fill = 0  # IREE fills a padded buffer with zeros by memset, with -inf by a 4-byte pattern loop
     extra = int(kind == "average" and (oh, ow) == (1, 1) and list(dilations) == [1, 1]
                 and pointwise.pad_for_pooling(x))  # one zero row more: see pointwise.py
     x = _window_extent(x, (a["padding"][0], a["padding"][2]), [extent[0] + extra, extent[1]], fill, work)
     el = C.element_of(x)
-    init = linalg.fill(C.scalar_const(el, fill), outs=[tensor.empty([nb, oh, ow, c], el)])
-    window = tensor.empty([kh + extra, kw], el)
+    init = linalg.fill(C.scalar_const(el, fill), outs=[C.empty([nb, oh, ow, c], el)])
+    window = C.empty([kh + extra, kw], el)
     pool = {"max": linalg.pooling_nhwc_max_unsigned if spec.dtype in dtypes.UNSIGNED else linalg.pooling_nhwc_max,
             "average": linalg.pooling_nhwc_sum, "l2": linalg.pooling_nhwc_sum}[kind]
     y = pool(x, window, outs=[init], strides=list(strides), dilations=list(dilations))
@@ -69,11 +71,28 @@ def _pool(n, kind):
         count = count[:1, :1] if (count == count[0, 0]).all() else count
         divisor = C.const(count.reshape(1, *count.shape, 1), "float32")
         y = C.elementwise([nb, oh, ow, c], el, [y, divisor], arith.divf)
-    elif kind == "l2":
-        y = C.elementwise([nb, oh, ow, c], el, [y], mathd.sqrt)
-    if kind != "max" and spec.dtype == "float16":
-        y = tosa.cast(C.tensor_type([nb, oh, ow, c], ir.F16Type.get()), y)
-    return C.transpose(y, [0, 3, 1, 2]) if a["layout"] == "nchw" else y
+    return _finish(n, kind, y, (nb, oh, ow, c))
+
+
+def _finish(n, kind, y, shape):
+    """The pooled NHWC sums or maxima as the op's result: the L2 root, float16, the layout."""
+    if kind == "l2":
+        y = C.elementwise(list(shape), C.element_of(y), [y], mathd.sqrt)
+    if kind != "max" and n.in_specs[0].dtype == "float16":
+        y = tosa.cast(C.tensor_type(list(shape), ir.F16Type.get()), y)
+    return C.transpose(y, [0, 3, 1, 2]) if n.attrs["layout"] == "nchw" else y
+
+
+def _dynamic_pool(n, kind, x, window, out_hw, fill, dtype):
+    """Pooling of NHWC `x` with a dynamic height or width (windows.py); a window spanning the
+    whole dynamic image is a reduction."""
+    a = n.attrs
+    unsigned = n.in_specs[0].dtype in dtypes.UNSIGNED
+    if any(isinstance(k, dims.Dim) for k in window):
+        dims_check = out_hw == (1, 1) and not any(a["padding"])
+        C.check_lowering(dims_check, "a pooling window of dynamic size must cover the whole unpadded input")
+        return C.reshape(windows.global_pool(kind, x, fill, unsigned), [C.shape_of(x)[0], 1, 1, C.shape_of(x)[3]])
+    return windows.pool2d(kind, x, window, a["padding"], a["strides"], a["dilations"], out_hw, fill, dtype, unsigned)
 
 
 @lowering("average_pool2d")
@@ -141,7 +160,7 @@ def lower_resample2d(n):
     el = C.element_of(x)
     tables, maps, axes, out_shape = _resample_tables(spec, a, linear)
     maps.append(ir.AffineMap.get_identity(4))
-    op = linalg.GenericOp([C.tensor_type(out_shape, el)], tables, [tensor.empty(out_shape, el)],
+    op = linalg.GenericOp([C.tensor_type(out_shape, el)], tables, [C.empty(out_shape, el)],
                           ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps]),
                           ir.ArrayAttr.get([ir.Attribute.parse(C.PARALLEL)] * 4))
     block = op.regions[0].blocks.append(*[C.element_of(t) for t in tables], el)

@@ -17,7 +17,7 @@ from iree.compiler.dialects import _linalg_ops_gen as linalg_ops
 from iree.compiler.dialects import arith, linalg, tensor, tosa
 from iree.compiler.dialects import math as mathd
 
-from estuary.base import dtypes
+from estuary.base import dims, dtypes
 from estuary.dialects.ops.reduction import reduced_shape
 from estuary.passes.lowering import common as C
 from estuary.passes.lowering import lowering, pointwise
@@ -40,25 +40,6 @@ def _kept_shape(shape, axes):
 # ---------------------------------------------------------------- linalg reductions
 
 
-def _reduce_generic(x, axes, init, combine, pre=None):
-    """linalg.generic folding `combine(acc, pre(x))` over `axes` (the result drops those dims)."""
-    shape = C.shape_of(x)
-    rank = len(shape)
-    el = C.element_of(x)
-    kept = [i for i in range(rank) if i not in axes]
-    out_shape = [shape[i] for i in kept]
-    filled = linalg.fill(C.scalar_const(el, init), outs=[tensor.empty(out_shape, el)])
-    maps = [ir.AffineMap.get_identity(rank), ir.AffineMap.get(rank, 0, [ir.AffineDimExpr.get(i) for i in kept])]
-    iters = [ir.Attribute.parse(C.REDUCTION if i in axes else C.PARALLEL) for i in range(rank)]
-    op = linalg.GenericOp([C.tensor_type(out_shape, el)], [x], [filled],
-                          ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in maps]), ir.ArrayAttr.get(iters))
-    block = op.regions[0].blocks.append(el, el)
-    with ir.InsertionPoint(block):
-        v = block.arguments[0] if pre is None else pre(block.arguments[0])
-        linalg.YieldOp([combine(block.arguments[1], v)])
-    return op.result
-
-
 def _extremes(dtype):
     """(lowest, highest) value of a WebNN dtype: the identities of max and min."""
     if _is_float(dtype):
@@ -76,7 +57,7 @@ def _extreme(x, axes, dtype, greater):
         combine = arith.maxui if greater else arith.minui
     else:
         combine = arith.maxsi if greater else arith.minsi
-    return _reduce_generic(x, axes, lo if greater else hi, combine)
+    return C.reduce_generic(x, axes, lo if greater else hi, combine)
 
 
 def _int_abs(dtype):
@@ -88,35 +69,10 @@ def _int_reduce(kind, x, axes, dtype):
     square = lambda v: arith.muli(v, v)  # noqa: E731
     init, combine, pre = {"sum": (0, arith.addi, None), "product": (1, arith.muli, None),
                           "l1": (0, arith.addi, _int_abs(dtype)), "sum_square": (0, arith.addi, square)}[kind]
-    return _reduce_generic(x, axes, init, combine, pre)
+    return C.reduce_generic(x, axes, init, combine, pre)
 
 
 # ---------------------------------------------------------------- TOSA float reductions
-
-
-def _merged(shape, axes):
-    """`shape` with each run of adjacent reduced axes merged into one dim, and those dims."""
-    merged, reduced = [], []
-    for i, d in enumerate(shape):
-        if i in axes and i - 1 in axes:
-            merged[-1] *= d
-            continue
-        if i in axes:
-            reduced.append(len(merged))
-        merged.append(d)
-    return merged, reduced
-
-
-def _tosa_reduce(x, axes, build):
-    """`build` (tosa.reduce_sum/reduce_product) over `axes`, reduced dims kept as size 1."""
-    shape = C.shape_of(x)
-    merged, reduced = _merged(shape, axes)
-    y = C.reshape(x, merged)
-    for a in reduced:
-        out = C.shape_of(y)
-        out[a] = 1
-        y = build(y, a, results=[C.tensor_type(out, C.element_of(y))])
-    return C.reshape(y, _kept_shape(shape, axes))
 
 
 def _sum(x, axes):
@@ -127,14 +83,14 @@ def _sum(x, axes):
     which made ResNet-18's last convolution slower (docs/performance.md), while a pooling op stays
     a dispatch of its own, as WebNN's global average pool does."""
     shape = C.shape_of(x)
-    if len(shape) != 4 or sorted(axes) != [1, 2] or shape[3] % 16:
-        return _tosa_reduce(x, axes, tosa.reduce_sum)
+    if len(shape) != 4 or sorted(axes) != [1, 2] or not dims.is_static(shape) or shape[3] % 16:
+        return C.reduce_kept(x, axes, tosa.reduce_sum)
     n, h, w, c = shape
     if pointwise.pad_for_pooling(x):  # one zero row more: see pointwise.py
         x = C.pad_constant(x, [(0, 0), (0, 1), (0, 0), (0, 0)], 0, "float32")
         h += 1
-    init = linalg.fill(C.scalar_const(_f32(), 0.0), outs=[tensor.empty([n, 1, 1, c], _f32())])
-    return linalg.pooling_nhwc_sum(x, tensor.empty([h, w], _f32()), outs=[init], strides=[1, 1], dilations=[1, 1])
+    init = linalg.fill(C.scalar_const(_f32(), 0.0), outs=[C.empty([n, 1, 1, c], _f32())])
+    return linalg.pooling_nhwc_sum(x, C.empty([h, w], _f32()), outs=[init], strides=[1, 1], dilations=[1, 1])
 
 
 def _finite_or_zero(v):
@@ -150,7 +106,7 @@ def _log_sum_exp(x, axes):
     t, kt = C.tensor_type(shape, _f32()), C.tensor_type(keep, _f32())
     m = C.reshape(_extreme(x, axes, "float32", True), keep)
     m = C.elementwise(keep, _f32(), [m], _finite_or_zero)
-    s = _tosa_reduce(tosa.exp(t, tosa.sub(t, x, m)), axes, tosa.reduce_sum)
+    s = C.reduce_kept(tosa.exp(t, tosa.sub(t, x, m)), axes, tosa.reduce_sum)
     return tosa.add(kt, tosa.log(kt, s), m)
 
 
@@ -160,7 +116,7 @@ def _float_reduce(kind, x, axes):
     keep = _kept_shape(shape, axes)
     t, kt = C.tensor_type(shape, _f32()), C.tensor_type(keep, _f32())
     if kind == "product":
-        return _tosa_reduce(x, axes, tosa.reduce_product)
+        return C.reduce_kept(x, axes, tosa.reduce_product)
     if kind == "log_sum_exp":
         return _log_sum_exp(x, axes)
     if kind == "l1":
@@ -169,7 +125,10 @@ def _float_reduce(kind, x, axes):
         x = C.mul(x, x, t)
     s = _sum(x, axes)
     if kind == "mean":
-        count = int(np.prod([shape[a] for a in axes]))
+        count = dims.size(shape[a] for a in axes)
+        if isinstance(count, dims.Dim):  # divide by the run-time element count
+            scale = arith.divf(C.scalar_const(_f32(), 1.0), C.index_to_float(count, _f32()))
+            return C.elementwise(keep, _f32(), [s], lambda v: arith.mulf(v, scale))
         return C.mul(s, C.const(np.full([1] * len(shape), 1.0 / count), "float32"), kt)
     if kind == "l2":
         return C.elementwise(keep, _f32(), [s], mathd.sqrt)
@@ -235,8 +194,8 @@ def _arg_generic(x, axis, dtype, greater, index_el):
     kept = [i for i in range(rank) if i != axis]
     red_shape = [shape[i] for i in kept]
     lo, hi = _extremes(dtype)
-    best = linalg.fill(C.scalar_const(el, lo if greater else hi), outs=[tensor.empty(red_shape, el)])
-    index = linalg.fill(C.scalar_const(index_el, 0), outs=[tensor.empty(red_shape, index_el)])
+    best = linalg.fill(C.scalar_const(el, lo if greater else hi), outs=[C.empty(red_shape, el)])
+    index = linalg.fill(C.scalar_const(index_el, 0), outs=[C.empty(red_shape, index_el)])
     out_map = ir.AffineMap.get(rank, 0, [ir.AffineDimExpr.get(i) for i in kept])
     maps = [ir.AffineMap.get_identity(rank), out_map, out_map]
     iters = [ir.Attribute.parse(C.REDUCTION if i == axis else C.PARALLEL) for i in range(rank)]
@@ -266,7 +225,7 @@ def _arg(n, greater):
     red_shape = [d for i, d in enumerate(spec.shape) if i != axis]
     index_el = C.storage(n.out).element_type
     i32 = ir.IntegerType.get_signless(32)
-    if greater and spec.dtype in _TOSA_ARGMAX and spec.shape[axis] < 2**31:
+    if greater and spec.dtype in _TOSA_ARGMAX and dims.upper(spec.shape[axis]) < 2**31:
         # tosa.argmax: first index on ties, first NaN (nan_mode PROPAGATE, the default)
         idx = tosa.argmax(C.tensor_type(red_shape, i32), x, axis)
         if n.out.dtype == "int64":

@@ -4,6 +4,7 @@ from iree.compiler import ir
 from iree.compiler.dialects import _linalg_ops_gen as linalg_ops
 from iree.compiler.dialects import arith, linalg, tensor, tosa
 
+from estuary.base import dims
 from estuary.dialects.ops.shape import cast_number
 from estuary.passes.lowering import common as C
 from estuary.passes.lowering import lowering
@@ -143,7 +144,9 @@ def lower_gather(n):
     out_t = C.storage(n.out)
     if idx_spec.dtype == "int64" and n.options.gpu:
         indices = _int64_to_int32(indices)
-    init = tensor.empty(out_shape, out_t.element_type)
+    init = C.empty(out_shape, out_t.element_type)
+    wide = ir.IntegerType.get_signless(64)
+    dynamic_dim = C.integer_dim(dim, wide) if isinstance(dim, dims.Dim) else None  # read before the body
     idx_map = ir.AffineMap.get(len(out_shape), 0, [ir.AffineDimExpr.get(axis + k) for k in range(rank_i)])
     maps = [ir.AffineMapAttr.get(idx_map), ir.AffineMapAttr.get(ir.AffineMap.get_identity(len(out_shape)))]
     op = linalg.GenericOp([out_t], [indices], [init], ir.ArrayAttr.get(maps),
@@ -157,10 +160,11 @@ def lower_gather(n):
             raw = arith.extui(wide, raw)
         elif idx_el != wide:
             raw = arith.extsi(wide, raw)
-        n_dim = C.scalar_const(wide, dim)
+        n_dim = C.scalar_const(wide, dim) if dynamic_dim is None else dynamic_dim
+        last = C.scalar_const(wide, dim - 1) if dynamic_dim is None else arith.subi(n_dim, C.scalar_const(wide, 1))
         neg = arith.cmpi(arith.CmpIPredicate.slt, raw, C.scalar_const(wide, 0))
         fixed = arith.select(neg, arith.addi(raw, n_dim), raw)
-        fixed = arith.maxsi(arith.minsi(fixed, C.scalar_const(wide, dim - 1)), C.scalar_const(wide, 0))
+        fixed = arith.maxsi(arith.minsi(fixed, last), C.scalar_const(wide, 0))
         coords = [_loop_index(d) for d in range(axis)] + [_index(fixed)]
         coords += [_loop_index(d + rank_i - 1) for d in range(axis + 1, in_spec.rank)]
         linalg.YieldOp([tensor.extract(x, coords)])
@@ -184,3 +188,12 @@ def lower_triangular(n):
         return arith.select(keep, v, C.scalar_const(element, 0))
 
     return C.elementwise(n.out.shape, element, [x], body)
+
+
+@lowering("dims_value")
+def lower_dims_value(n):
+    """The dimension expressions as a vector: each computed from the function's arguments."""
+    element = C.storage(n.out).element_type
+    values = [C.integer_dim(v, element) if isinstance(v, dims.Dim) else C.scalar_const(element, v)
+              for v in n.attrs["values"]]
+    return tensor.from_elements(C.storage(n.out), values)

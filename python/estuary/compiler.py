@@ -79,6 +79,10 @@ def compile_nn(nn: Any, options: CompileOptions | None = None, *, progress: Prog
 # instead of evaluating it at compile time, so the artefact stores the narrow data and runs at
 # the speed of float weights (docs/mlprogram.md, compressed weights).
 NARROW_WEIGHT_FLAGS = ["--iree-opt-const-eval=false", "--iree-opt-const-expr-max-size-increase-threshold=1099511627776"]
+# Dynamic shapes: IREE 3.13's aggressive dispatch fusion miscompiled a value reduced over several
+# dynamic axes that is also added to a later reduction's result (log-sum-exp gave wrong values;
+# docs/dynamic-shapes.md), so modules with dynamic shapes compile without it.
+DYNAMIC_SHAPE_FLAGS = ["--iree-dispatch-creation-enable-aggressive-fusion=false"]
 
 
 def lower_nn(nn: Any, options: CompileOptions, *, progress: Progress = False,
@@ -98,6 +102,8 @@ def lower_nn(nn: Any, options: CompileOptions, *, progress: Progress = False,
     flags = list(target.flags(options, keep_f64=bool(results.get("keep_f64"))))
     if results.get("narrow_weights"):
         flags += NARROW_WEIGHT_FLAGS
+    if results.get("dynamic_shapes"):
+        flags += DYNAMIC_SHAPE_FLAGS
     if results.get("fuse_int8_padding"):
         flags.append(pad_fusion.FLAG)
     nn.target = options.target

@@ -110,7 +110,7 @@ class Worker:
         by_target = {t: webnn.MLContext({"accelerated": t != "llvm-cpu"}).opSupportLimits()
                      for t in ("llvm-cpu", "vulkan-spirv")}
         return {"limits": by_target["llvm-cpu"], "limitsByTarget": by_target, "dataTypes": list(dtypes.ALL),
-                "pid": os.getpid()}, []
+                "dynamicOperations": webnn.dynamic_operations(), "pid": os.getpid()}, []
 
     def build(self, h: dict[str, Any], bufs: list[memoryview]) -> tuple[dict[str, Any], list[bytes]]:
         """Compile the WebNN JSON document through the compile cache (estuary.cache): written with
@@ -158,10 +158,11 @@ class Worker:
         constants): its outputs' descriptors, or the importer's error. The JS tests use it to
         hold the builder's own validation and shapes against Estuary's."""
         from estuary.importers.webnn import load_graph
+        from estuary.importers.webnn.dynamic import ml_shape
 
         nn = load_graph(h["graph"])
-        try:
-            return {"outputs": {n: {"shape": list(s.shape), "dataType": s.dtype} for n, s in nn.outputs}}, []
+        try:  # dynamic dimensions as MLOperand.shape reports them
+            return {"outputs": {n: {"shape": ml_shape(s.shape), "dataType": s.dtype} for n, s in nn.outputs}}, []
         finally:
             nn.close()
 

@@ -16,7 +16,7 @@ import numpy.typing as npt
 
 from estuary import devices
 from estuary.base import dtypes
-from estuary.base.errors import ExecutionError
+from estuary.base.errors import ExecutionError, RuntimeInputError
 
 if TYPE_CHECKING:
     import iree.runtime as rt
@@ -80,11 +80,15 @@ class DeviceTensor:
 
 def dispatch(model: Model, inputs: Mapping[str, DeviceTensor], outputs: Mapping[str, DeviceTensor]) -> None:
     """Run `model` on device tensors named as its signature's inputs and outputs (checked by the
-    caller: same names, data types and shapes, on the model's driver)."""
+    caller: same names, data types and fixed shapes, on the model's driver). A model with dynamic
+    dimensions checks the inputs' shapes against its signature here (bounds, a symbol's inputs
+    agreeing: RuntimeInputError) and needs output tensors of the shapes they give."""
     import iree.runtime as rt
 
     args = [inputs[name] for name, _, _ in model.inputs]
     outs = [outputs[name] for name, _, _ in model.outputs]
+    if model.dims:
+        _check_shapes(model, args, outs)
     storage = model._storage
     arg_list = rt.VmVariantList(len(args) + (len(outs) if storage else 0) + 2)
     for t in args + (outs if storage else []):
@@ -94,3 +98,14 @@ def dispatch(model: Model, inputs: Mapping[str, DeviceTensor], outputs: Mapping[
     if not storage:  # the results stay on the device: each output tensor takes its buffer
         for i, t in enumerate(outs):
             t.view = ret_list.get_variant(i).deref(rt.HalBufferView)
+
+
+def _check_shapes(model: Model, args: Sequence[DeviceTensor], outs: Sequence[DeviceTensor]) -> None:
+    """RuntimeInputError unless the inputs' shapes fit the model's dynamic signature and each
+    output tensor has the shape they give its output."""
+    found = model.output_shapes({n: t.shape for (n, _, _), t in zip(model.inputs, args)})
+    expected = [found[n] for n, _, _ in model.outputs]
+    for (name, _, _), t, shape in zip(model.outputs, outs, expected):
+        if t.shape != tuple(shape):
+            raise RuntimeInputError(f"{model.where}: output {name!r} has shape {list(shape)} for these inputs; the "
+                                    f"output tensor is {list(t.shape)}")

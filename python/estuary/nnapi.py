@@ -8,6 +8,11 @@ carrying the ResultCode the C API would return (BAD_DATA, BAD_STATE, UNEXPECTED_
 A finished Model compiles with Estuary (`Compilation.finish()` or `estuary.compile(model)`); its
 runtime inputs are named input0, input1, ... and outputs output0, ... in the order given to
 `identify_inputs_and_outputs`.
+
+A model input dimension given as 0 is dynamic (the symbol `input<n>_<axis>`; one artefact for
+every size): each execution gives it in `set_input(i, buffer, type=(code, dimensions))` (or by
+the array's shape), and reads the outputs' shapes with `get_output_operand_dimensions` (API 29's
+call). `estuary.compile(model, shapes={"input0": [...]})` still fixes them at compile time.
 """
 from __future__ import annotations
 
@@ -165,29 +170,44 @@ class Execution:
             raise _bad_data(f"{which} index {index!r} out of range (model has {len(indices)} {which}s)")
         return self.model.operands[indices[index]]
 
-    def _check_type(self, op: Operand, type: OperandType, index: int, which: str) -> None:
+    def _dimensions(self, op: Operand, type: OperandType, index: int, which: str) -> list[int]:
+        """The operand's dimensions for this execution: the model's, those given as 0 (free) taken
+        from `type` (code, dimensions) when it gives them; BAD_DATA when `type` differs from the
+        model's operand elsewhere."""
         if type is None:
-            return
-        code, dims = type if isinstance(type, tuple) else (type, None)
-        if OperandCode(code) != op.code or (dims is not None and len(dims) != len(op.dimensions)):
+            return list(op.dimensions)
+        code, given = type if isinstance(type, tuple) else (type, None)
+        if OperandCode(code) != op.code or (given is not None and len(given) != len(op.dimensions)):
             raise _bad_data(f"{which} {index}: type differs from the model's operand type")
+        if given is None:
+            return list(op.dimensions)
+        if any(not isinstance(g, (int, np.integer)) or g < 0 or d and g != d for d, g in zip(op.dimensions, given)):
+            raise _bad_data(f"{which} {index}: dimensions {list(given)} do not fit the model's {op.dimensions} "
+                            f"(only those given as 0 may be set)")
+        return [int(g) for g in given]
 
     def set_input(self, index: int, buffer: npt.ArrayLike | ReadableBuffer | None, type: OperandType = None) -> None:
+        """Bind input `index` to `buffer` (an array, or bytes in the operand's layout). An input
+        whose model dimensions include 0 takes them per execution: from `type` (code,
+        dimensions), as the C API's type argument gives them, or from an array's shape."""
         if self.started:
             raise _bad_state("the execution has started")
         op = self._operand(index, "input")
-        self._check_type(op, type, index, "input")
+        shape = self._dimensions(op, type, index, "input")
         if buffer is None:
             raise _bad_data(f"input {index}: omitting a model input is not supported (it has no default)")
         if isinstance(buffer, (bytes, bytearray, memoryview)):
+            if 0 in shape:
+                raise _bad_data(f"input {index}: dimensions {shape} are not all known; give them with "
+                                f"type=({op.code.name}, [d0, d1, ...])")
             data = bytes(buffer)
-            if len(data) != op.dtype.itemsize * int(np.prod(op.dimensions)):
-                raise _bad_data(f"input {index}: {len(data)} bytes do not match {op.code.name} {op.dimensions}")
-            arr = np.frombuffer(data, dtype=op.dtype.newbyteorder("<")).astype(op.dtype).reshape(op.dimensions)
+            if len(data) != op.dtype.itemsize * int(np.prod(shape)):
+                raise _bad_data(f"input {index}: {len(data)} bytes do not match {op.code.name} {shape}")
+            arr = np.frombuffer(data, dtype=op.dtype.newbyteorder("<")).astype(op.dtype).reshape(shape)
         else:
             arr = np.asarray(buffer)
-        if 0 not in op.dimensions and list(arr.shape) != op.dimensions:
-            raise _bad_data(f"input {index}: shape {list(arr.shape)} does not match {op.dimensions}")
+        if arr.ndim != len(shape) or any(d and g != d for d, g in zip(shape, arr.shape)):
+            raise _bad_data(f"input {index}: shape {list(arr.shape)} does not match {shape}")
         self._inputs[index] = arr
 
     def set_input_from_memory(self, index: int, memory: Memory | None, offset: int, length: int,
@@ -197,10 +217,13 @@ class Execution:
         self.set_input(index, memory.read(offset, length), type)
 
     def set_output(self, index: int, buffer: WriteableBuffer | None, type: OperandType = None) -> None:
+        """Bind output `index` to a writable buffer; an output whose dimensions depend on free
+        input dimensions needs a buffer large enough for this execution's result (else the run
+        reports OUTPUT_INSUFFICIENT_SIZE); `get_output_operand_dimensions` gives its shape."""
         if self.started:
             raise _bad_state("the execution has started")
         op = self._operand(index, "output")
-        self._check_type(op, type, index, "output")
+        shape = self._dimensions(op, type, index, "output")
         if buffer is not None:
             try:
                 view = memoryview(buffer)
@@ -211,9 +234,10 @@ class Execution:
                 raise _bad_data(f"output {index}: buffer is read-only")
             if not view.c_contiguous:
                 raise _bad_data(f"output {index}: buffer is not contiguous")
-            if view.nbytes < op.byte_length():
+            need = op.dtype.itemsize * int(np.prod(shape))
+            if view.nbytes < need:
                 raise _bad_data(f"output {index}: buffer of {view.nbytes} bytes is too small for "
-                                f"{op.code.name} {op.dimensions} ({op.byte_length()} bytes)")
+                                f"{op.code.name} {shape} ({need} bytes)")
         self._outputs[index] = buffer
 
     def start_compute(self) -> Event:
@@ -229,14 +253,31 @@ class Execution:
             outs = cast("runtime.Model", self.compilation.compiled).run(feeds)  # set by finish()
         except EstuaryError as e:
             return Event(NNAPIError(ResultCode.OP_FAILED, str(e)))
+        self.results = [outs[f"output{i}"] for i in range(len(self.model.outputs))]
         for i, buffer in self._outputs.items():
             if buffer is None:
                 continue
             data = outs[f"output{i}"]
             dst = np.frombuffer(memoryview(buffer).cast("B"), dtype=np.uint8)
+            if dst.nbytes < data.nbytes:
+                return Event(NNAPIError(ResultCode.OUTPUT_INSUFFICIENT_SIZE, f"output {i}: the result "
+                                        f"{list(data.shape)} needs {data.nbytes} bytes, the buffer has {dst.nbytes}"))
             dst[:data.nbytes] = np.ascontiguousarray(data).view(np.uint8).reshape(-1)
-        self.results = [outs[f"output{i}"] for i in range(len(self.model.outputs))]
         return Event()
+
+    def get_output_operand_rank(self, index: int) -> int:
+        """ANeuralNetworksExecution_getOutputOperandRank (API 29): the rank of output `index`."""
+        return len(self.get_output_operand_dimensions(index))
+
+    def get_output_operand_dimensions(self, index: int) -> list[int]:
+        """ANeuralNetworksExecution_getOutputOperandDimensions (API 29): output `index`'s
+        dimensions in this execution (those the model gives as 0 known only now). Also after an
+        OUTPUT_INSUFFICIENT_SIZE failure, to size a larger buffer."""
+        self._operand(index, "output")
+        results = getattr(self, "results", None)
+        if results is None:
+            raise _bad_state("the execution has not computed its outputs")
+        return [int(d) for d in results[index].shape]
 
     def compute(self) -> list[Array]:
         """Convenience: start_compute().wait(), returning the outputs as arrays."""

@@ -2,7 +2,7 @@
 makes Models from artefacts, .vmfb files and model paths."""
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 import copy
 import json
 import os
@@ -17,6 +17,7 @@ from estuary import devices
 from estuary.base import dtypes, integrity
 from estuary.base.errors import EstuaryError, ExecutionError, RuntimeInputError
 
+from estuary.shapes import ShapeRules
 from estuary.state import State
 
 if TYPE_CHECKING:
@@ -159,6 +160,9 @@ class Model:
         self.function_name = name
         self.inputs: list[TensorInfo] = [(n, tuple(s), d) for n, s, d in sig["inputs"]]
         self.outputs: list[TensorInfo] = [(n, tuple(s), d) for n, s, d in sig["outputs"]]
+        # dynamic dimensions: their symbols' bounds, what to check of the inputs, the outputs' shapes
+        self._shapes = ShapeRules(sig, self.where)
+        self.dims: dict[str, tuple[int, int]] = {n: (s.lo, s.hi) for n, s in self._shapes.symbols.items()}
         self.states: list[TensorInfo] = [(n, tuple(s), d) for n, s, d in sig.get("states", [])]
         self._labels, self._label_outputs = sig.get("class_labels"), sig.get("label_outputs", [])
         # `run` calls the VM function directly: iree.runtime's generic invoker adds a per-call cost
@@ -223,7 +227,7 @@ class Model:
 
     def _check_inputs(self, feeds: Mapping[str, npt.ArrayLike], exact: list[Any] | None = None) -> list[Array]:
         exact = self._exact if exact is None else exact
-        if type(feeds) is dict and len(feeds) == len(exact):  # the common case, checked cheaply
+        if type(feeds) is dict and len(feeds) == len(exact) and not self._shapes.dynamic:  # the common case, cheaply
             args = []
             for name, shape, _, want, signless in exact:
                 arr = feeds.get(name)
@@ -256,12 +260,29 @@ class Model:
             if arr.dtype != want:
                 raise RuntimeInputError(f"{self.where}: input {name!r} has dtype {arr.dtype}, "
                                         f"the model expects {want} ({dtype})")
-            if tuple(arr.shape) != tuple(shape):
+            if tuple(arr.shape) != tuple(shape) and not self._shapes.dynamic:
                 raise RuntimeInputError(f"{self.where}: input {name!r} has shape {list(arr.shape)}, "
                                         f"the model expects {list(shape)}")
             arr = np.ascontiguousarray(arr)
             args.append(arr if signless is None else arr.view(signless))  # the function takes signless integers
+        if self._shapes.dynamic:
+            self._check_dims(args, exact)
         return args
+
+    def output_shapes(self, shapes: Mapping[str, Sequence[int]]) -> dict[str, tuple[int, ...]]:
+        """The shapes of the outputs for inputs of `shapes` ({input name: shape}), checked as `run`
+        checks them (RuntimeInputError naming the input and dimension when they do not fit)."""
+        missing = [n for n, _, _ in self.inputs if n not in shapes]
+        if missing:
+            raise RuntimeInputError(f"{self.where}: output_shapes() needs the shapes of {missing}")
+        found = self._shapes.bind([tuple(int(d) for d in shapes[n]) for n, _, _ in self.inputs])
+        return {n: tuple(s) for (n, _, _), s in zip(self.outputs, found)}
+
+    def _check_dims(self, args: list[Array], exact: list[Any]) -> None:
+        """A dynamic model's inputs: each dimension within its symbol's bounds, symbols consistent
+        (ShapeRules); a stateful run's states take their shapes from the signature."""
+        given = dict(zip((e[0] for e in exact), (a.shape for a in args)))
+        self._shapes.bind([given.get(n, tuple(s)) for n, s, _ in self.inputs])
 
     def run(self, feeds: Mapping[str, npt.ArrayLike], *, state: State | None = None,
             function: str | None = None) -> dict[str, Array]:
@@ -270,6 +291,7 @@ class Model:
         the states are read from and written back to it on the device, and neither fed nor
         returned; without it a stateful function takes each state as an input and returns its new
         value as an output of the same name."""
+        function = self._enumerated_function(function, feeds)
         target = self if function is None else self.function(function)
         if state is not None:
             return target._run_with_state(feeds, state)
@@ -278,6 +300,31 @@ class Model:
             return target._run(args)
         except MemoryError as e:
             raise ExecutionError(f"{self.where}: not enough memory for the run's buffers ({e})") from None
+
+    def _enumerated_function(self, function: str | None, feeds: Mapping[str, npt.ArrayLike]) -> str | None:
+        """The function `run` calls: `function`, or for a model compiled once per enumerated input
+        shape (Core ML EnumeratedShapes; the signature's "enumerated_shapes") the one compiled for
+        the feeds' shapes among those specialising `function` (default: the default function's)."""
+        variants = self.signature.get("enumerated_shapes")
+        if not variants or function in variants or not isinstance(feeds, Mapping):
+            return function
+        base = function
+        if base is None and self._root is self:
+            base = variants.get(self.function_name, {}).get("function")
+        choices = {n: v["shapes"] for n, v in variants.items() if v["function"] == base}
+        if not choices:
+            return function
+        try:
+            given = {k: tuple(np.shape(feeds[k])) for k in next(iter(choices.values())) if k in feeds}
+        except ValueError:  # a ragged list: _check_inputs says so
+            return function
+        for name, shapes in choices.items():
+            if all(given.get(k) == tuple(s) for k, s in shapes.items()):
+                return name
+        allowed = "; ".join(", ".join(f"{k} {list(s)}" for k, s in shapes.items()) for shapes in choices.values())
+        raise RuntimeInputError(f"{self.where}: input shapes {', '.join(f'{k} {list(s)}' for k, s in given.items())} "
+                                f"are not among the shapes the model was compiled for (its enumerated shapes): "
+                                f"{allowed}")
 
     def _run_with_state(self, feeds: Mapping[str, npt.ArrayLike], state: State) -> dict[str, Array]:
         if not isinstance(state, State):
@@ -396,7 +443,7 @@ class Model:
             if name in states:
                 state.replace(name, view)  # type: ignore[union-attr]
                 continue
-            out[name] = self._to_host(view, raw).view(want).reshape(shape)
+            out[name] = self._to_host(view, raw).view(want).reshape(view.shape)
         return self._with_labels(out)
 
     def _wait(self, semaphore: rt.HalSemaphore, done: rt.HalFence) -> None:

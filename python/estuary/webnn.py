@@ -18,6 +18,11 @@ between dispatches (estuary.mltensor):
     ctx.dispatch(graph, {"x": tx}, {"y": ty})
     y = ctx.readTensor(ty)                                         # ndarray (or readTensor(ty, out))
 
+An input's shape may hold MLDynamicDimensions, `{"name": "seq", "maxSize": 128}`: one graph then
+runs at every length up to maxSize (compute() takes arrays of those shapes, dispatch() tensors).
+`MLOperand.shape` reports them, a derived dimension as `{"name": "2*seq", "maxSize": 256}`, and
+reshape/expand/slice take them back (importers/webnn/dynamic.py, docs/dynamic-shapes.md).
+
 Every operation of the importer's registry (`registry.OPS`) is an MLGraphBuilder method that runs
 the very mapping the JSON importer runs, so both validate alike. Calls are synchronous (the JS
 promises resolve in place). The spec's TypeError and InvalidStateError are `TypeError_` and
@@ -36,12 +41,13 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 import numpy.typing as npt
 
-from estuary.base import dtypes
+from estuary.base import dims, dtypes
 from estuary.dialects.core import TensorSpec
 from estuary.dialects.graph import Graph, free_session, spec_of
-from estuary.base.errors import EstuaryError
+from estuary.base.errors import EstuaryError, RuntimeInputError
 from estuary.importers.webnn import MAX_ELEMENTS, OPS, load_graph
-from estuary.importers.webnn import four_bit
+from estuary.importers.webnn import dynamic, four_bit
+from estuary.shapes import ShapeRules
 from estuary.importers.webnn.converter import OpContext, options_of
 
 if TYPE_CHECKING:
@@ -55,8 +61,10 @@ if TYPE_CHECKING:
 Array = npt.NDArray[Any]
 # Every WebNN data type: Estuary's, and int4 / uint4 (int8 / uint8 values inside; four_bit.py).
 DATA_TYPES = (*dtypes.ALL, *four_bit.FOUR_BIT)
-# An MLOperandDescriptor: {"dataType": WebNN data type name, "shape": [int, ...]}.
+# An MLOperandDescriptor: {"dataType": WebNN data type name, "shape": [int or {"name", "maxSize"}, ...]}.
 MLOperandDescriptor = dict[str, Any]
+# the arguments whose entries may be dynamic dimensions (importers/webnn/dynamic.py)
+_SHAPE_PARAMETERS = ("newShape", "starts", "sizes")
 
 
 class TypeError_(EstuaryError):
@@ -74,16 +82,42 @@ def _check(cond: object, message: str, error: type[EstuaryError] = TypeError_) -
 
 
 def _descriptor(desc: Mapping[str, Any]) -> MLOperandDescriptor:
-    """A validated MLOperandDescriptor (the spec's "check dimensions")."""
+    """A validated MLOperandDescriptor with a concrete shape (the spec's "check dimensions")."""
     _check(isinstance(desc, dict) and "dataType" in desc and "shape" in desc,
            f"an MLOperandDescriptor needs 'dataType' and 'shape', got {desc!r}")
     _check(desc["dataType"] in DATA_TYPES, f"unsupported dataType {desc['dataType']!r}; one of {list(DATA_TYPES)}")
     shape = desc["shape"]
     dims_ok = isinstance(shape, (list, tuple, np.ndarray)) and all(
         isinstance(d, (int, np.integer)) and not isinstance(d, bool) and d > 0 for d in shape)
-    _check(dims_ok, f"shape {shape!r} must be a list of positive integers")
+    dynamic_hint = " (only graph inputs take dynamic dimensions)" if isinstance(shape, (list, tuple)) and any(
+        isinstance(d, dict) for d in shape) else ""
+    _check(dims_ok, f"shape {shape!r} must be a list of positive integers{dynamic_hint}")
     _check(int(np.prod(shape, dtype=object)) <= MAX_ELEMENTS, f"shape {list(shape)} is too large")
     return {"dataType": desc["dataType"], "shape": [int(d) for d in shape]}
+
+
+def _input_descriptor(desc: Mapping[str, Any], symbols: Mapping[str, dims.Sym],
+                      name: str) -> tuple[MLOperandDescriptor, list[dims.Value]]:
+    """An input's MLOperandDescriptor, whose dimensions may be MLDynamicDimensions {"name",
+    "maxSize"} (`symbols`: those earlier inputs declared; a name keeps its maxSize), and its shape
+    as dimension values. The size check counts a dynamic dimension at its maxSize."""
+    shape = desc.get("shape") if isinstance(desc, dict) else None
+    if not isinstance(shape, (list, tuple)) or not any(isinstance(d, dict) for d in shape):
+        plain = _descriptor(desc)
+        return plain, list(plain["shape"])
+    _check("dataType" in desc and desc["dataType"] in DATA_TYPES,
+           f"input {name!r}: unsupported dataType {desc.get('dataType')!r}; one of {list(DATA_TYPES)}")
+    for i, d in enumerate(shape):
+        _check(not isinstance(d, dict) or "name" in d and "maxSize" in d,
+               f"input {name!r}: dimension {i} ({d!r}) is an MLDynamicDimension, which needs 'name' and 'maxSize'")
+    try:
+        values = [dynamic.input_dimension(int(d) if isinstance(d, np.integer) else d, name, i, symbols)
+                  for i, d in enumerate(shape)]
+    except ValueError as e:
+        raise TypeError_(f"input {name!r}: {e}") from None
+    _check(dims.upper(dims.size(values)) <= MAX_ELEMENTS, f"input {name!r}: shape {list(shape)} is too large at "
+           "its maxSizes")
+    return {"dataType": desc["dataType"], "shape": dynamic.ml_shape(values)}, values
 
 
 def _np(data_type: str) -> np.dtype[Any]:
@@ -127,15 +161,17 @@ class MLOperand:
         self._value: ir.Value | None = value  # None once the builder has built its graph
         spec = spec_of(value)
         data_type = four_bit.kind(builder._graph, value) or spec.dtype  # int4 / uint4 are marked
-        self._desc: MLOperandDescriptor = {"dataType": data_type, "shape": list(spec.shape)}
+        self._desc: MLOperandDescriptor = {"dataType": data_type, "shape": dynamic.ml_shape(spec.shape)}
 
     @property
     def dataType(self) -> str:  # noqa: N802 (WebNN spelling)
         return self._desc["dataType"]
 
     @property
-    def shape(self) -> list[int]:
-        return list(self._desc["shape"])
+    def shape(self) -> list[int | dict[str, Any]]:
+        """The dimensions: ints, and for dynamic ones {"name", "maxSize"} (a derived dimension's
+        name is its expression, `2*seq`; importers/webnn/dynamic.py)."""
+        return copy.deepcopy(self._desc["shape"])
 
     def __repr__(self) -> str:
         return f"MLOperand({self.dataType}, {self.shape})"
@@ -150,6 +186,8 @@ class MLGraph(dict[str, Any]):
         super().__init__(doc)
         self._context, self._outputs, self._nn = context, outputs, nn
         self._model: Model | None = None
+        # the dynamic dimensions' bounds and rules: what compute() and dispatch() check of shapes
+        self._rules = ShapeRules(nn.signature(), "MLGraph") if nn is not None else None
 
     @property
     def inputDescriptors(self) -> dict[str, MLOperandDescriptor]:  # noqa: N802
@@ -198,7 +236,8 @@ class MLGraph(dict[str, Any]):
 
     def _feeds(self, inputs: Mapping[str, npt.ArrayLike]) -> dict[str, Array]:
         """`inputs` checked like the spec's "validate buffer with descriptor" (same data type, same
-        element count) and shaped as the descriptors say."""
+        element count) and shaped as the descriptors say; an input with dynamic dimensions takes
+        the array's shape, which `shapes` checks."""
         _check(isinstance(inputs, dict), f"compute() inputs must be a dict name -> array, got {type(inputs).__name__}")
         want = self.inputDescriptors
         missing, unknown = [n for n in want if n not in inputs], sorted(set(inputs) - set(want))
@@ -209,10 +248,26 @@ class MLGraph(dict[str, Any]):
             arr = np.asarray(inputs[name])
             _check(arr.dtype == _np(desc["dataType"]),
                    f"input {name!r} has dtype {arr.dtype}, the graph expects {desc['dataType']}")
+            if any(isinstance(d, dict) for d in desc["shape"]):
+                feeds[name] = arr
+                continue
             _check(arr.size == int(np.prod(desc["shape"])), f"input {name!r} has {arr.size} elements "
                    f"(shape {list(arr.shape)}), the graph expects shape {desc['shape']}")
             feeds[name] = arr.reshape(desc["shape"])
+        self.shapes({n: a.shape for n, a in feeds.items()}, "compute()")
         return feeds
+
+    def shapes(self, inputs: Mapping[str, Sequence[int]], what: str = "dispatch()") -> dict[str, list[int]]:
+        """The outputs' shapes for inputs of these concrete shapes; TypeError_ when a shape does not
+        fit its descriptor: a fixed dimension differs, a dynamic one is outside 1..maxSize, two
+        inputs give one name different values, or a rule of the graph fails."""
+        if self._rules is None or not self._rules.dynamic:
+            return {n: list(d["shape"]) for n, d in self._outputs.items()}
+        try:
+            outs = self._rules.bind([tuple(inputs[n]) for n, _ in self._rules.inputs])
+        except RuntimeInputError as e:
+            raise TypeError_(str(e).replace("MLGraph:", f"{what}:", 1)) from None
+        return {n: list(s) for (n, _), s in zip(self._rules.outputs, outs)}
 
 
 class MLTensor:
@@ -249,6 +304,12 @@ class MLTensor:
         state = "destroyed" if self._device is None else "constant" if self.constant else \
             "+".join(f for f, on in (("readable", self.readable), ("writable", self.writable)) if on) or "device-only"
         return f"MLTensor({self.dataType}, {self.shape}, {state})"
+
+
+def _fits(shape: Sequence[int], want: Sequence[int | dict[str, Any]]) -> bool:
+    """Whether a concrete shape fits a descriptor's: the same rank and fixed dimensions (the
+    dynamic ones' values are checked by MLGraph.shapes)."""
+    return len(shape) == len(want) and all(isinstance(w, dict) or w == d for d, w in zip(shape, want))
 
 
 def _tensor_data(tensor: MLTensor, data: Any, what: str) -> Array:
@@ -387,15 +448,20 @@ class MLContext:
         from estuary.mltensor import dispatch
 
         model = self._model(graph, "dispatch")
+        shapes: dict[str, list[int]] = {}
         for kind, given, want in (("inputs", inputs, graph.inputDescriptors), ("outputs", outputs, graph._outputs)):
             _check(isinstance(given, dict), f"dispatch() {kind} must be a dict name -> MLTensor")
             missing, unknown = [n for n in want if n not in given], sorted(set(given) - set(want))
             _check(not missing and not unknown, f"dispatch() {kind} do not match the graph: missing {missing}, "
                    f"unexpected {unknown}; the graph has {list(want)}")
+            if kind == "outputs":  # the inputs' concrete shapes give the outputs' (dynamic dimensions)
+                shapes = graph.shapes({n: t.shape for n, t in inputs.items()})
             for name, desc in want.items():
                 t = self._mine(given[name], f"dispatch() {kind[:-1]} {name!r}")
-                _check(t._desc == desc, f"dispatch() {kind[:-1]} {name!r} is a {t.dataType}{t.shape} tensor, "
-                       f"the graph's is {desc['dataType']}{desc['shape']}")
+                fits = _fits(t.shape, desc["shape"]) if kind == "inputs" else t.shape == shapes[name]
+                _check(t.dataType == desc["dataType"] and fits, f"dispatch() {kind[:-1]} {name!r} is a "
+                       f"{t.dataType}{t.shape} tensor, the graph's is {desc['dataType']}"
+                       f"{desc['shape'] if kind == 'inputs' else shapes[name]}")
         outs = list(outputs.values())
         _check(len({id(t) for t in outs}) == len(outs), "dispatch(): one MLTensor is given for two outputs")
         _check(not {id(t) for t in outs} & {id(t) for t in inputs.values()},
@@ -482,8 +548,8 @@ class MLGraphBuilder:
         graph = self._check_state()
         _check(isinstance(name, str) and name, f"input name must be a non-empty string, got {name!r}")
         _check(name not in self._inputs, f"the graph already has an input named {name!r}")
-        desc = _descriptor(descriptor)
-        value = graph.input(name, TensorSpec(desc["shape"], four_bit.storage(desc["dataType"])))
+        desc, shape = _input_descriptor(descriptor, graph.symbols, name)
+        value = graph.input(name, TensorSpec(shape, four_bit.storage(desc["dataType"])))
         self._inputs[name] = MLOperand(self, four_bit.mark(graph, value, desc["dataType"]))
         return self._inputs[name]
 
@@ -554,6 +620,8 @@ class MLGraphBuilder:
                 value = {k: x._value if isinstance(x, MLOperand) else x for k, x in v.items()}
             else:
                 v = value = _plain(v, what)
+                if p in _SHAPE_PARAMETERS and isinstance(v, list):  # MLOperand.shape entries given back
+                    v = value = [dynamic.shape_entry(x) for x in v]
             values.append(value)
             if p in given:
                 recorded.append((p, v))
@@ -660,14 +728,16 @@ MAX_TENSOR_BYTES = MAX_ELEMENTS * 8
 _LIMITS: dict[str, Any] | None = None
 
 
-def _sample(param: str, shape: list[int]) -> Any:
-    """A valid value of a non-operand parameter, for operands of `shape`."""
+def _sample(param: str, shape: Sequence[dims.Value]) -> Any:
+    """A valid value of a non-operand parameter, for operands of `shape` (a dynamic dimension as
+    the {"name"} entry shape arguments take)."""
     zeros = [0] * len(shape)
-    return {"axis": 0, "newShape": shape, "starts": zeros, "sizes": shape, "splits": 1, "beginningPadding": zeros,
+    entries = dynamic.ml_shape(list(shape))
+    return {"axis": 0, "newShape": entries, "starts": zeros, "sizes": entries, "splits": 1, "beginningPadding": zeros,
             "endingPadding": zeros, "steps": 1, "hiddenSize": 1, "type": "float32", "repetitions": [1] * len(shape)}[param]
 
 
-def _probe(graph: Graph, op: WebNNOp, shapes: Mapping[str, list[int]], types: Mapping[str, str],
+def _probe(graph: Graph, op: WebNNOp, shapes: Mapping[str, Sequence[dims.Value]], types: Mapping[str, str],
            extra: Mapping[str, Any]) -> tuple[list[str], bool] | None:
     """(output dtypes, multi-output?) of one mapping call with operands of `types`, or None."""
     try:
@@ -749,6 +819,54 @@ def _support_limits(target: str = "llvm-cpu") -> dict[str, Any]:
             for operand in limits[name].values():
                 operand["dataTypes"] = [t for t in operand["dataTypes"] if t not in _WIDE]
     return limits
+
+
+_DYNAMIC: list[str] | None = None
+
+
+def dynamic_operations() -> list[str]:
+    """The operations that take operands with dynamic dimensions (their nn ops' type rules and
+    lowering do: `dynamic=True`), found by calling each mapping with its first operand's first
+    (or last) dimension dynamic, in a configuration that works with fixed shapes. The JS builder refuses a
+    dynamic operand of any other operation, so both sides refuse alike."""
+    global _DYNAMIC
+    if _DYNAMIC is None:
+        graph = Graph("<dynamic operations>", "webnn")
+        _DYNAMIC = []
+        for i, op in enumerate(OPS.values()):
+            params = [p for p in op.params if p in op.operands]
+            fixed = _fixed_probe(graph, op, params)
+            if fixed is None or not fixed[0][params[0]]:
+                continue
+            shapes, types = fixed
+            symbol = dims.Dim.symbol(f"probe{i}", 1, 8)  # its own: a probe may bind it (to 2)
+            first = shapes[params[0]]
+            # split cuts the first axis, which must stay fixed; quantizeLinear's scale must be 1 there
+            for axis, ones in ((0, False), (len(first) - 1, False), (0, True)):
+                grown: dict[str, list[dims.Value]] = {
+                    p: [1 if ones and a == axis and len(sh) == len(first) else d for a, d in enumerate(sh)]
+                    for p, sh in shapes.items()}
+                grown[params[0]] = [symbol if a == axis else d for a, d in enumerate(first)]
+                if _probe(graph, op, grown, types, {}) is not None:
+                    _DYNAMIC.append(str(op.name))
+                    break
+    return list(_DYNAMIC)
+
+
+def _fixed_probe(graph: Graph, op: WebNNOp, params: list[str]
+                 ) -> tuple[dict[str, list[int]], dict[str, str]] | None:
+    """(shapes, types) of operands with which the mapping accepts a call, or None."""
+    if not params:
+        return None
+    candidates = [_PROBE_SHAPES[str(op.name)]] if str(op.name) in _PROBE_SHAPES else \
+        [dict.fromkeys(params, shape) for shape in ([2, 2], [2, 2, 2, 2])]
+    everyone = [dict.fromkeys(params, t) for t in dtypes.ALL]
+    one_off = [{**d, q: t} for d in everyone for q in params[1:] for t in dtypes.ALL if t != d[q]]
+    for shapes in candidates:
+        for types in everyone + one_off:  # one operand's type may differ (quantizeLinear's zeroPoint)
+            if _probe(graph, op, shapes, types, {}) is not None:
+                return {p: list(shapes[p]) for p in params}, types
+    return None
 
 
 def _importer_limits() -> dict[str, Any]:

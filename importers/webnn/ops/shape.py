@@ -1,4 +1,7 @@
 """WebNN mappings: reshape, transpose, concat, slice, split, pad, expand, gather, triangular."""
+from estuary.base import dims
+from estuary.importers.webnn import dynamic
+from estuary.importers.webnn.converter import OpContext
 from estuary.importers.webnn.ops import OPS
 
 
@@ -6,6 +9,16 @@ def _ints(c, value, what):
     ok = isinstance(value, (list, tuple)) and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
     c.check(ok, f"{what} must be a list of integers, got {value!r}")
     return list(value)
+
+
+def _dims(c: OpContext, value: object, what: str) -> list[dims.Value]:
+    """A newShape / starts / sizes argument: ints and dynamic dimensions (importers/webnn/dynamic.py),
+    read through what the graph has learned (a symbol bound to another reads as that one, as the
+    operands' shapes do)."""
+    try:
+        return [c.graph.unifier.resolve(d) for d in dynamic.shape_argument(value, what, c.graph.symbols)]
+    except ValueError as e:
+        c.fail(str(e))
 
 
 def _int(c, value, what, lo=0, hi=(1 << 32) - 1):
@@ -23,7 +36,7 @@ def _number(c, value, what):
 
 @OPS.op("reshape", params=["input", "newShape", "options"], operands=["input"], options=[])
 def reshape(c, input, new_shape, options):
-    return c.op("reshape", [input], new_shape=_ints(c, new_shape, "newShape"))
+    return c.op("reshape", [input], new_shape=_dims(c, new_shape, "newShape"))
 
 
 @OPS.op("transpose", params=["input", "options"], operands=["input"], options=["permutation"])
@@ -48,7 +61,7 @@ def slice_(c, input, starts, sizes, options):
     if c.spec(input).rank == 0:  # a scalar: nothing to slice
         c.check(not starts and not sizes, "starts and sizes must be empty for a scalar input")
         return c.op("identity", [input])
-    return c.op("slice", [input], starts=_ints(c, starts, "starts"), sizes=_ints(c, sizes, "sizes"),
+    return c.op("slice", [input], starts=_dims(c, starts, "starts"), sizes=_dims(c, sizes, "sizes"),
                 strides=strides)
 
 
@@ -57,6 +70,8 @@ def split(c, input, splits, options):
     axis = _int(c, options.get("axis", 0), "axis")
     shape = c.spec(input).shape
     c.check(0 <= axis < len(shape), f"axis {axis} out of range for rank {len(shape)}")
+    c.check(not dims.is_dynamic(shape[axis]), f"axis {axis} is the dynamic dimension {shape[axis]}; split needs a "
+                                               "fixed size along its axis")
     if isinstance(splits, int) and not isinstance(splits, bool):
         c.check(splits > 0 and shape[axis] % splits == 0,
                 f"splits {splits} must evenly divide dimension {axis} of size {shape[axis]}")
@@ -75,7 +90,7 @@ def pad(c, input, beginning, ending, options):
 
 @OPS.op("expand", params=["input", "newShape", "options"], operands=["input"], options=[])
 def expand(c, input, new_shape, options):
-    return c.op("expand", [input], new_shape=_ints(c, new_shape, "newShape"))
+    return c.op("expand", [input], new_shape=_dims(c, new_shape, "newShape"))
 
 
 @OPS.op("gather", params=["input", "indices", "options"], operands=["input", "indices"], options=["axis"])

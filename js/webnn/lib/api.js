@@ -3,7 +3,8 @@
 // the spec validates is validated here, synchronously, with the spec's exception types; the
 // Estuary worker (lib/bridge.js) sees only well-formed requests: build() sends the graph in
 // Estuary's WebNN JSON form with constants as binary buffers, and tensors live in the worker.
-const { OPS, CONVERT, DATA_TYPES, MAX_RANK, rankRange, Failure, fail, enumValue, size } = require('./ops');
+const { OPS, CONVERT, DATA_TYPES, MAX_RANK, rankRange, Failure, fail, enumValue, size, dimensionJSON, toSequence } = require('./ops');
+const D = require('./dims');
 const { getBridge } = require('./bridge');
 
 const BYTES = { float32: 4, float16: 2, int32: 4, uint32: 4, int64: 8, uint64: 8, int8: 1, uint8: 1, int4: 0.5, uint4: 0.5 };
@@ -13,6 +14,10 @@ const MAX_TENSOR_BYTES = 2 ** 31;
 const internal = Symbol('estuary-webnn');
 
 const byteLength = (d) => Math.ceil(size(d.shape) * BYTES[d.dataType]);
+// a shape with dynamic dimensions at their smallest / largest (numbers)
+const leastBytes = (d) => Math.ceil(d.shape.reduce((a, x) => a * D.lower(x), 1) * BYTES[d.dataType]);
+const mostBytes = (d) => Math.ceil(d.shape.reduce((a, x) => a * D.upper(x), 1) * BYTES[d.dataType]);
+const isDynamic = (shape) => shape.some(D.isDim);
 
 function invalidState(message) {
   return new DOMException(message, 'InvalidStateError');
@@ -40,20 +45,44 @@ function viewOf(source) { // a view on the caller's memory, for readTensor(tenso
   return new Uint8Array(source);
 }
 
-/** An MLOperandDescriptor converted and checked ("check dimensions"). */
-function operandDescriptor(v, where) {
+/** An MLOperandDescriptor converted and checked ("check dimensions"). With `symbols` (an input's
+ * descriptor: the builder's symbols, name -> Sym) a dimension may be an MLDynamicDimension
+ * {name, maxSize}, a Dim here; the size check then counts it at its maxSize. */
+function operandDescriptor(v, where, symbols) {
   const d = dictionary(v, where);
   if (d.dataType === undefined) throw new TypeError(`${where}: the descriptor needs a dataType`);
   if (d.shape === undefined) throw new TypeError(`${where}: the descriptor needs a shape`);
   const dataType = enumValue(DATA_TYPES, d.dataType, `${where}: dataType`);
-  const shape = CONVERT.uints(d.shape, `${where}: shape`);
+  const seen = symbols && new Map(symbols); // a name used twice in one shape keeps its maxSize too
+  const shape = Array.from(toSequence(d.shape, `${where}: shape`), (x, i) => (x !== null && typeof x === 'object'
+    ? dynamicDimension(x, `${where}: shape[${i}]`, seen) : CONVERT.uint(x, `${where}: shape[${i}]`)));
   if (shape.includes(0)) throw new TypeError(`${where}: shape [${shape}] has a zero dimension`);
   if (shape.length > MAX_RANK) throw new TypeError(`${where}: shape [${shape}] has rank ${shape.length}, more than ${MAX_RANK}`);
   const result = { dataType, shape };
-  if (!Number.isSafeInteger(size(shape)) || byteLength(result) > MAX_TENSOR_BYTES) {
+  if (!Number.isSafeInteger(D.upper(size(shape))) || mostBytes(result) > MAX_TENSOR_BYTES) {
     throw new TypeError(`${where}: shape [${shape}] is larger than the ${MAX_TENSOR_BYTES} bytes a tensor may hold`);
   }
   return result;
+}
+
+/** An MLDynamicDimension of an input's shape as a symbol (1..maxSize); a name already declared
+ * keeps its maxSize. The name must be an identifier (Estuary's dimension text form). */
+function dynamicDimension(x, where, symbols) {
+  if (!symbols) throw new TypeError(`${where}: only graph inputs take dynamic dimensions; this shape must be fixed`);
+  if (x.name === undefined) throw new TypeError(`${where}: an MLDynamicDimension needs a name`);
+  if (x.maxSize === undefined) throw new TypeError(`${where}: an MLDynamicDimension needs a maxSize`);
+  const name = String(x.name);
+  const maxSize = CONVERT.uint(x.maxSize, `${where}: maxSize`);
+  if (!D.IDENTIFIER.test(name)) throw new TypeError(`${where}: the name '${name}' is not an identifier (letters, digits, '_', not starting with a digit)`);
+  if (maxSize === 0) throw new TypeError(`${where}: maxSize of '${name}' must be positive`);
+  const have = symbols.get(name);
+  const hi = Math.min(maxSize, 2 ** 31);
+  if (have && have.hi !== hi) {
+    throw new TypeError(`${where}: '${name}' has maxSize ${maxSize}, but an earlier dimension gave it maxSize ${have.hi}`);
+  }
+  const dim = D.symbol(name, 1, hi);
+  symbols.set(name, dim.sym);
+  return dim;
 }
 
 function supported(context, kind, dataType, where) {
@@ -104,7 +133,10 @@ class MLContext {
     const limits = withRanks({ preferredInputLayout: 'nchw', maxTensorByteLength: MAX_TENSOR_BYTES, ...targetLimits });
     let resolveLost;
     const lost = new Promise((r) => { resolveLost = r; });
-    this[internal] = { ...init, limits, lost, resolveLost, destroyed: false, tensors: new Set(), graphs: new Set() };
+    // the operations Estuary takes dynamic dimensions in (found by the worker: estuary.webnn.dynamic_operations)
+    const dynamicOperations = new Set(init.hello.dynamicOperations ?? []);
+    this[internal] = { ...init, limits, lost, resolveLost, destroyed: false, tensors: new Set(), graphs: new Set(),
+      dynamicOperations };
     this[internal].onLost = (message) => this[internal].destroyed || this._lose(message);
     init.bridge.onLost.push(this[internal].onLost);
   }
@@ -221,6 +253,10 @@ class MLContext {
       throw new TypeError('compute(): expected an MLGraph of this MLContext');
     }
     const g = graph[internal];
+    if ([...Object.values(g.dims.inputs), ...Object.values(g.dims.outputs)].some(isDynamic)) {
+      throw new TypeError('compute(): the graph has dynamic dimensions, which array buffer views cannot give; use '
+        + 'createTensor() and dispatch()');
+    }
     const views = (record, want, what) => {
       const r = dictionary(record, `compute(): ${what}`);
       const names = Object.keys(r);
@@ -259,7 +295,9 @@ class MLContext {
     const g = graph[internal];
     if (g.context !== this) throw new TypeError('dispatch(): the MLGraph belongs to another MLContext');
     if (g.destroyed) throw invalidState('dispatch(): the MLGraph is destroyed');
-    const named = (record, want, what) => {
+    // want: name -> {dataType}; shapes: name -> the dimensions a tensor must have (a Dim: any value;
+    // the inputs' dynamic ones are checked together below)
+    const named = (record, want, what, shapes) => {
       const r = dictionary(record, `dispatch(): ${what}`);
       const names = Object.keys(r);
       const missing = Object.keys(want).filter((n) => !names.includes(n));
@@ -272,16 +310,19 @@ class MLContext {
       for (const n of names) {
         const t = this._ownTensor(r[n], `dispatch(): ${what} '${n}'`);
         if (t.usage.constant) throw new TypeError(`dispatch(): ${what} '${n}' is a constant MLTensor`);
-        if (t.desc.dataType !== want[n].dataType || t.desc.shape.join() !== want[n].shape.join()) {
+        const shape = shapes[n];
+        if (t.desc.dataType !== want[n].dataType || t.desc.shape.length !== shape.length
+            || t.desc.shape.some((d, i) => !D.isDim(shape[i]) && d !== shape[i])) {
           throw new TypeError(`dispatch(): ${what} '${n}' is ${t.desc.dataType} [${t.desc.shape}], the graph needs `
-            + `${want[n].dataType} [${want[n].shape}]`);
+            + `${want[n].dataType} [${shape}]`);
         }
         ids[n] = t.id;
       }
       return ids;
     };
-    const ins = named(inputs, g.inputs, 'input');
-    const outs = named(outputs, g.outputs, 'output');
+    const ins = named(inputs, g.inputs, 'input', g.dims.inputs);
+    const outs = named(outputs, g.outputs, 'output', outputShapes(g.dims, Object.fromEntries(
+      Object.keys(ins).map((n) => [n, inputs[n][internal].desc.shape]))));
     const outIds = Object.values(outs);
     if (new Set(outIds).size !== outIds.length) throw new TypeError('dispatch(): an MLTensor is given for two outputs');
     if (Object.values(ins).some((id) => outIds.includes(id))) {
@@ -290,6 +331,32 @@ class MLContext {
     const feeds = Object.fromEntries(Object.entries(ins).map(([n, id]) => [g.inputNames[n], id]));
     this[internal].bridge.send({ op: 'dispatch', graph: g.id, inputs: feeds, outputs: outs });
   }
+}
+
+/** The outputs' concrete shapes for inputs of concrete `shapes` (name -> numbers), given the graph's
+ * dimensions (`dims`: {inputs, outputs: name -> dimensions, unifier}); a TypeError when a dynamic
+ * dimension is outside 1..maxSize, two inputs give one name different values, or a binding or
+ * check the shape rules recorded fails (what Estuary's runtime would refuse). */
+function outputShapes(dims, shapes) {
+  const env = new Map();
+  const source = new Map();
+  for (const [name, want] of Object.entries(dims.inputs)) {
+    want.forEach((d, axis) => {
+      if (!D.isDim(d)) return;
+      const { sym } = d;
+      const got = shapes[name][axis];
+      const where = `dispatch(): input '${name}' dimension ${axis} (${sym.name}) is ${got}`;
+      if (got < sym.lo || got > sym.hi) throw new TypeError(`${where}, outside its bounds ${sym.lo}..${sym.hi}`);
+      if (env.has(sym.name) && env.get(sym.name) !== got) {
+        throw new TypeError(`${where}, but ${source.get(sym.name)} gave ${sym.name} = ${env.get(sym.name)}`);
+      }
+      env.set(sym.name, got);
+      if (!source.has(sym.name)) source.set(sym.name, `input '${name}' dimension ${axis}`);
+    });
+  }
+  const broken = dims.unifier.violation(env);
+  if (broken) throw new TypeError(`dispatch(): ${broken}`);
+  return Object.fromEntries(Object.entries(dims.outputs).map(([n, shape]) => [n, shape.map((d) => D.evaluate(d, env))]));
 }
 
 // ------------------------------------------------------------------ MLTensor, MLGraph, MLOperand
@@ -337,9 +404,11 @@ class MLGraph {
 }
 
 class MLOperand {
+  /** desc: {dataType, shape} with dynamic dimensions as Dims; `shape` reports them as
+   * MLDynamicDimensions {name, maxSize} (a derived one named by its expression, `2*seq`). */
   constructor(key, builder, desc, producer) {
     if (key !== internal) throw new TypeError('Illegal constructor');
-    this[internal] = { builder, desc, producer, shape: Object.freeze([...desc.shape]) };
+    this[internal] = { builder, desc, producer, shape: Object.freeze(desc.shape.map(D.toMLDimension)) };
   }
 
   get dataType() { return this[internal].desc.dataType; }
@@ -355,7 +424,10 @@ class MLGraphBuilder {
   constructor(context) {
     if (!(context instanceof MLContext)) throw new TypeError('MLGraphBuilder(): expected an MLContext');
     context._live('MLGraphBuilder()');
-    this[internal] = { context, inputs: [], constants: [], operators: [], built: false };
+    // symbols: the dynamic dimensions the inputs declare (name -> Sym); unifier: what the shape
+    // rules learned about them (bindings, run-time checks), as Estuary's graph builder records it
+    this[internal] = { context, inputs: [], constants: [], operators: [], built: false, symbols: new Map(),
+      unifier: new D.Unifier() };
   }
 
   _live(where) {
@@ -373,8 +445,9 @@ class MLGraphBuilder {
   input(name, descriptor) {
     this._live('input()');
     if (typeof name !== 'string' || name === '') throw new TypeError('input(): the name must be a non-empty string');
-    const desc = operandDescriptor(descriptor, `input('${name}')`);
+    const desc = operandDescriptor(descriptor, `input('${name}')`, this[internal].symbols);
     supported(this[internal].context, 'input', desc.dataType, `input('${name}')`);
+    for (const d of desc.shape) if (D.isDim(d)) this[internal].symbols.set(d.sym.name, d.sym);
     const operand = new MLOperand(internal, this, desc, null);
     operand[internal].input = name;
     // a name may be given twice here (browsers allow it); build() refuses a graph that uses both
@@ -418,6 +491,7 @@ class MLGraphBuilder {
     const rawOptions = dictionary(optionsArg, `${where0}: options`);
     const label = rawOptions.label === undefined ? '' : String(rawOptions.label);
     const where = label ? `${spec.name}() [${label}]` : where0; // browsers quote labels in brackets
+    const { unifier } = this[internal];
     const converted = {};
     const recorded = [];
     const operandsUsed = [];
@@ -431,6 +505,11 @@ class MLGraphBuilder {
       } else if (kind === 'operands') {
         c = Array.from(toList(v, `${where}: ${p}`), (x, j) => this._own(x, `${where}: ${p}[${j}]`));
         c.forEach((x) => operandsUsed.push([p, x]));
+      } else if (kind === 'dims') { // the JSON form records {name} / {expression}; the rules see resolved values
+        c = CONVERT.dims(v, `${where}: ${p}`, this[internal].symbols);
+        recorded.push([p, c.map(dimensionJSON)]);
+        converted[p] = c.map((d) => unifier.resolve(d));
+        return;
       } else {
         c = CONVERT[kind](v, `${where}: ${p}`);
       }
@@ -464,15 +543,27 @@ class MLGraphBuilder {
         if (allowed && !allowed.includes(o.dataType)) fail(where, `${p} of type ${o.dataType} is not supported (${allowed.join(', ')})`);
       }
     }
-    const plain = (x) => ({ dataType: x.dataType, shape: [...x.shape] });
+    const dynamicOperand = operandsUsed.find(([, o]) => isDynamic(o[internal].desc.shape));
+    if (dynamicOperand && !this[internal].context[internal].dynamicOperations.has(spec.name)) {
+      const [p, o] = dynamicOperand;
+      const syms = new Map();
+      o[internal].desc.shape.forEach((d) => D.symbols(d, syms));
+      fail(where, `${spec.name} does not take dynamic dimensions: ${p} has the shape [${o[internal].desc.shape}] `
+        + `(${D.boundsText(syms)}); give it fixed dimensions`);
+    }
+    // operands' dimensions through what the graph learned (a symbol bound to another reads as it)
+    const plain = (x) => ({ dataType: x.dataType, shape: x[internal].desc.shape.map((d) => unifier.resolve(d)) });
     const view = Object.fromEntries(Object.entries(converted).map(([k, v]) => [k, v instanceof MLOperand ? plain(v)
       : Array.isArray(v) && v[0] instanceof MLOperand ? v.map(plain) : v]));
     view.options = Object.fromEntries(Object.entries(options).map(([k, v]) => [k, v instanceof MLOperand ? plain(v) : v]));
-    const result = spec.infer(where, view);
+    const result = D.unifying(unifier, () => spec.infer(where, view));
     const multi = Array.isArray(result);
-    const descs = multi ? result : [result];
+    const descs = (multi ? result : [result]).map((d) => ({ ...d, shape: d.shape.map((x) => unifier.resolve(x)) }));
     for (const d of descs) {
-      if (byteLength(d) > MAX_TENSOR_BYTES) fail(where, `the output [${d.shape}] is too large`);
+      d.shape.forEach((x) => {
+        if (!unifier.needPositive(x)) fail(where, `the output [${d.shape}] has the dimension ${x}, never positive (${D.boundsText(D.symbols(x))})`);
+      });
+      if (leastBytes(d) > MAX_TENSOR_BYTES) fail(where, `the output [${d.shape}] is too large`);
       if (d.shape.length > MAX_RANK) fail(where, `the output [${d.shape}] has rank ${d.shape.length}, more than ${MAX_RANK}`);
       supported(this[internal].context, 'output', d.dataType, where);
     }
@@ -495,7 +586,7 @@ class MLGraphBuilder {
       this._own(o, `build(): output '${name}'`);
       if (!o[internal].producer) throw new TypeError(`build(): output '${name}' is an input or a constant, not an operation's result`);
     }
-    const { doc, buffers, inputs, inputNames } = this._document(entries);
+    const { doc, buffers, inputs, inputNames, inputDims } = this._document(entries);
     b.built = true;
     const context = b.context;
     const c = context[internal];
@@ -511,7 +602,11 @@ class MLGraphBuilder {
     }
     context._live('build()');
     const outDescs = Object.fromEntries(entries.map(([n, o]) => [n, { dataType: o.dataType, shape: [...o.shape] }]));
-    const graph = new MLGraph(internal, { context, id, inputs, inputNames, outputs: outDescs, destroyed: false, compiled: reply.header.outputs });
+    // the dimensions dispatch() checks tensors against (dynamic ones as Dims, with the builder's Unifier)
+    const dims = { inputs: inputDims, outputs: Object.fromEntries(entries.map(([n, o]) => [n, o[internal].desc.shape])),
+      unifier: b.unifier };
+    const graph = new MLGraph(internal, { context, id, inputs, inputNames, outputs: outDescs, dims, destroyed: false,
+      compiled: reply.header.outputs });
     c.graphs.add(graph);
     return graph;
   }
@@ -532,6 +627,7 @@ class MLGraphBuilder {
     const taken = new Set(entries.map(([n]) => n));
     const inputs = {};
     const inputNames = {}; // input name -> its name in the document (the JSON form has one name space)
+    const inputDims = {}; // input name -> its dimensions (Dims for the dynamic ones)
     const doc = { inputs: {}, operators: [], outputs: entries.map(([n]) => n) };
     const fresh = (base) => {
       let n = base;
@@ -541,7 +637,10 @@ class MLGraphBuilder {
     };
     for (const [name, o] of b.inputs) {
       if (used.has(o) && name in inputs) throw new TypeError(`build(): two inputs of the graph are named '${name}'`);
-      if (used.has(o)) inputs[name] = { dataType: o.dataType, shape: [...o.shape] };
+      if (used.has(o)) {
+        inputs[name] = { dataType: o.dataType, shape: [...o.shape] };
+        inputDims[name] = o[internal].desc.shape;
+      }
     }
     for (const [name, o] of b.inputs) {
       if (!used.has(o)) continue;
@@ -578,7 +677,7 @@ class MLGraphBuilder {
     for (const [name, o] of entries) { // an operand named twice: the other names through identity
       if (names.get(o) !== name) doc.operators.push({ name: 'identity', arguments: [{ input: names.get(o) }], outputs: name });
     }
-    return { doc, buffers, inputs, inputNames };
+    return { doc, buffers, inputs, inputNames, inputDims };
   }
 }
 

@@ -3,7 +3,10 @@
 // the spec's validation and output-shape steps. Arguments are converted the way WebIDL converts
 // them (unknown dictionary members are ignored, [EnforceRange] integers, enums), then checked;
 // every failure throws a TypeError naming the operation (and its label), as the spec's algorithms
-// do, before anything is recorded.
+// do, before anything is recorded. A dimension is a number or, for dynamic shapes, a Dim
+// (lib/dims.js): the rules of the operations that take dynamic dimensions use its arithmetic and
+// unification, mirroring Estuary's nn type rules.
+const D = require('./dims');
 
 const DATA_TYPES = ['float32', 'float16', 'int32', 'uint32', 'int64', 'uint64', 'int8', 'uint8', 'int4', 'uint4'];
 const FLOATS = ['float32', 'float16'];
@@ -61,7 +64,30 @@ const CONVERT = {
   dataType: (v, w) => enumValue(DATA_TYPES, v, w),
   splits: (v, w) => (v !== null && typeof v === 'object' ? CONVERT.uints(v, w) : CONVERT.uint(v, w)),
   activations: (v, w) => toSequence(v, w).map((x, i) => enumValue(RNN_ACTIVATIONS, x, `${w}[${i}]`)),
+  // newShape, starts, sizes: unsigned longs, and dynamic dimensions over the symbols the graph's
+  // inputs declare (`table`: name -> Sym): {name}, {expression}, or what MLOperand.shape reports
+  dims: (v, w, table) => toSequence(v, w).map((x, i) => dimension(x, `${w}[${i}]`, table)),
 };
+
+function dimension(x, where, table) {
+  if (x === null || typeof x !== 'object') return toInteger(x, where, 0, UINT_MAX);
+  const text = x.expression ?? x.name;
+  if (typeof text !== 'string') fail(where, 'a dynamic dimension is {name: symbol} or {expression: text}');
+  if (x.expression === undefined && D.IDENTIFIER.test(text) && !table.has(text)) {
+    fail(where, `names '${text}', which no input declares (declared: ${[...table.keys()].sort().join(', ') || 'none'})`);
+  }
+  try {
+    return D.parse(text, table); // a symbol's name, or a derived dimension's expression
+  } catch (e) {
+    return fail(where, e.message);
+  }
+}
+
+/** A dimension as the JSON form records it: a number, {name} or {expression}. */
+function dimensionJSON(d) {
+  if (!D.isDim(d)) return d;
+  return d.sym ? { name: d.sym.name } : { expression: d.text };
+}
 
 function enumValue(values, v, where) {
   const s = String(v);
@@ -71,8 +97,10 @@ function enumValue(values, v, where) {
 
 // ------------------------------------------------------------------ shape helpers
 
-const size = (shape) => shape.reduce((a, b) => a * b, 1);
-const same = (a, b) => a.length === b.length && a.every((x, i) => x === b[i]);
+const size = (shape) => shape.reduce((a, b) => D.mul(a, b), 1);
+const same = (a, b) => a.length === b.length && a.every((x, i) => D.equal(x, b[i]));
+// two dimensions that must be equal: equal ones, or dynamic ones the graph's Unifier makes equal
+const unified = (x, y) => (D.isDim(x) || D.isDim(y) ? D.same(x, y) : null);
 
 function broadcast(w, a, b) {
   const rank = Math.max(a.length, b.length);
@@ -80,8 +108,15 @@ function broadcast(w, a, b) {
   for (let i = 0; i < rank; i++) {
     const x = a[a.length - rank + i] ?? 1;
     const y = b[b.length - rank + i] ?? 1;
-    if (x !== y && x !== 1 && y !== 1) fail(w, `shapes [${a}] and [${b}] cannot be broadcast`);
-    out.push(x === 1 ? y : x);
+    if (D.equal(x, y) || y === 1) {
+      out.push(x);
+    } else if (x === 1) {
+      out.push(y);
+    } else {
+      const common = unified(x, y);
+      if (common === null) fail(w, `shapes [${a}] and [${b}] cannot be broadcast`);
+      out.push(common);
+    }
   }
   return out;
 }
@@ -89,8 +124,14 @@ function broadcast(w, a, b) {
 function unidirectional(w, from, to, what) {
   if (from.length > to.length) fail(w, `${what} of shape [${from}] cannot be broadcast to [${to}]`);
   from.forEach((d, i) => {
-    if (d !== 1 && d !== to[to.length - from.length + i]) fail(w, `${what} of shape [${from}] cannot be broadcast to [${to}]`);
+    const t = to[to.length - from.length + i];
+    if (!D.equal(d, t) && d !== 1 && unified(d, t) === null) fail(w, `${what} of shape [${from}] cannot be broadcast to [${to}]`);
   });
+}
+
+/** A dynamic dimension where the operation needs a fixed one: a TypeError naming it. */
+function fixed(w, what, d, rule) {
+  if (D.isDim(d)) fail(w, `${what} (${d}) must be fixed; ${rule}`);
 }
 
 function checkAxes(w, axes, rank, what = 'axes') {
@@ -272,16 +313,22 @@ function pairOption(w, options, name, dflt, length = 2) {
   return v;
 }
 
-/** The spec's output size before rounding: 1 + (padded input - dilated window) / stride. */
+/** The spec's output size, [floor, ceil]: 1 + (padded input - dilated window) / stride (for a
+ * dynamic input size, the expressions Estuary's rules build). */
 function convOutput(w, inSize, window, pad0, pad1, stride, dilation) {
   if (stride === 0) fail(w, 'strides must be positive');
   if (dilation === 0) fail(w, 'dilations must be positive');
-  return (inSize + pad0 + pad1 - ((window - 1) * dilation + 1)) / stride + 1;
+  const span = D.sub(D.add(inSize, pad0 + pad1), D.add(D.mul(D.sub(window, 1), dilation), 1));
+  if (!D.isDim(span)) return [Math.floor(span / stride) + 1, Math.ceil(span / stride) + 1];
+  return [D.add(D.div(span, stride), 1), D.add(D.sub(0, D.div(D.sub(0, span), stride)), 1)];
 }
 
-/** A rounded output size, which must be a valid dimension. */
+/** A rounded output size, which must be a valid dimension (a dynamic one: for some input size;
+ * the builder records when it must be checked at dispatch). */
 function validSize(w, size, what) {
-  if (!(size >= 1)) fail(w, `the ${what} of the output would be ${size}: the window is larger than the padded input`);
+  if (!(D.isDim(size) ? D.upper(size) >= 1 : size >= 1)) {
+    fail(w, `the ${what} of the output would be ${size}: the window is larger than the padded input`);
+  }
   return size;
 }
 
@@ -319,13 +366,15 @@ function convBias(w, input, options, channels) {
 op('conv2d', [['input', 'operand'], ['filter', 'operand']], { ...CONV_OPTIONS, filterLayout: ['oihw', 'hwio', 'ohwi', 'ihwo'] },
   (w, { input, filter, options }) => {
     const k = convCommon(w, input, filter, options, ['oihw', 'hwio', 'ohwi', 'ihwo']);
+    filter.shape.forEach((d, i) => fixed(w, `filter dimension ${i}`, d, 'the filter has a fixed shape'));
+    fixed(w, 'the input channels', k.c, 'only the batch and spatial dimensions may be dynamic');
     if (k.c % k.groups !== 0 || k.c / k.groups !== k.fi) {
       fail(w, `input channels ${k.c} / groups ${k.groups} must equal the filter's input channels ${k.fi}`);
     }
     if (k.fo % k.groups !== 0) fail(w, `filter output channels ${k.fo} must be divisible by groups ${k.groups}`);
     convBias(w, input, options, k.fo);
-    const oh = validSize(w, Math.floor(convOutput(w, k.h, k.fh, k.padding[0], k.padding[1], k.strides[0], k.dilations[0])), 'height');
-    const ow = validSize(w, Math.floor(convOutput(w, k.wd, k.fw, k.padding[2], k.padding[3], k.strides[1], k.dilations[1])), 'width');
+    const oh = validSize(w, convOutput(w, k.h, k.fh, k.padding[0], k.padding[1], k.strides[0], k.dilations[0])[0], 'height');
+    const ow = validSize(w, convOutput(w, k.wd, k.fw, k.padding[2], k.padding[3], k.strides[1], k.dilations[1])[0], 'width');
     return desc(input.dataType, k.nhwc ? [k.n, oh, ow, k.fo] : [k.n, k.fo, oh, ow]);
   });
 op('convTranspose2d', [['input', 'operand'], ['filter', 'operand']],
@@ -385,15 +434,16 @@ for (const n of ['averagePool2d', 'l2Pool2d', 'maxPool2d']) {
     const dilations = pairOption(w, options, 'dilations', [1, 1]);
     const exact = [h, wd].map((s, i) => convOutput(w, s, window[i], padding[2 * i], padding[2 * i + 1], strides[i],
       dilations[i]));
+    fixed(w, 'the channels', c, 'only the batch and spatial dimensions may be dynamic');
     let out;
     if (options.outputSizes) {
       out = pairOption(w, options, 'outputSizes', null);
       out.forEach((s, i) => {
-        if (s !== Math.floor(exact[i]) && s !== Math.ceil(exact[i])) fail(w, `outputSizes [${out}] do not match the window`);
+        if (!D.equal(s, exact[i][0]) && !D.equal(s, exact[i][1])) fail(w, `outputSizes [${out}] do not match the window`);
       });
     } else {
-      const round = (options.outputShapeRounding ?? options.roundingType) === 'ceil' ? Math.ceil : Math.floor;
-      out = exact.map(round);
+      const ceil = (options.outputShapeRounding ?? options.roundingType) === 'ceil';
+      out = exact.map(([lo, hi]) => (ceil ? hi : lo));
     }
     out.forEach((s, i) => validSize(w, s, i ? 'width' : 'height'));
     return desc(input.dataType, nhwc ? [b, out[0], out[1], c] : [b, c, out[0], out[1]]);
@@ -430,7 +480,7 @@ op('gemm', [['a', 'operand'], ['b', 'operand']], { c: 'operand', alpha: 'float',
     rankIs(w, 'b', b, 2);
     const [m, ka] = options.aTranspose ? [a.shape[1], a.shape[0]] : a.shape;
     const [kb, n] = options.bTranspose ? [b.shape[1], b.shape[0]] : b.shape;
-    if (ka !== kb) fail(w, `the inner dimensions of a [${a.shape}] and b [${b.shape}] differ`);
+    if (!D.equal(ka, kb) && unified(ka, kb) === null) fail(w, `the inner dimensions of a [${a.shape}] and b [${b.shape}] differ`);
     if (options.c) {
       sameType(w, [['a', a], ['c', options.c]]);
       unidirectional(w, options.c.shape, [m, n], 'c');
@@ -443,18 +493,25 @@ op('matmul', [['a', 'operand'], ['b', 'operand']], {}, (w, { a, b }) => {
   if (a.shape.length < 2 || b.shape.length < 2) fail(w, 'a and b must have rank 2 or more');
   const [m, k] = a.shape.slice(-2);
   const [k2, n] = b.shape.slice(-2);
-  if (k !== k2) fail(w, `the inner dimensions of a [${a.shape}] and b [${b.shape}] differ`);
+  if (!D.equal(k, k2) && unified(k, k2) === null) fail(w, `the inner dimensions of a [${a.shape}] and b [${b.shape}] differ`);
   return desc(a.dataType, [...broadcast(w, a.shape.slice(0, -2), b.shape.slice(0, -2)), m, n]);
 });
 
 // shape manipulation
-op('reshape', [['input', 'operand'], ['newShape', 'uints']], {}, (w, { input, newShape }) => {
-  if (newShape.includes(0)) fail(w, `newShape [${newShape}] has a zero dimension`);
-  if (size(newShape) !== size(input.shape)) fail(w, `newShape [${newShape}] does not hold the ${size(input.shape)} elements of [${input.shape}]`);
+/** newShape's entries must be valid dimensions (a dynamic one: at most 2^31 - 1 at its largest). */
+function validShape(w, shape) {
+  if (shape.includes(0)) fail(w, `newShape [${shape}] has a zero dimension`);
+  shape.forEach((d) => {
+    if (D.isDim(d) && !(D.upper(d) >= 1 && D.upper(d) <= 2 ** 31 - 1)) fail(w, `newShape [${shape}] has an invalid dimension ${d}`);
+  });
+}
+op('reshape', [['input', 'operand'], ['newShape', 'dims']], {}, (w, { input, newShape }) => {
+  validShape(w, newShape);
+  if (!D.equal(size(newShape), size(input.shape))) fail(w, `newShape [${newShape}] does not hold the ${size(input.shape)} elements of [${input.shape}]`);
   return desc(input.dataType, newShape);
 });
-op('expand', [['input', 'operand'], ['newShape', 'uints']], {}, (w, { input, newShape }) => {
-  if (newShape.includes(0)) fail(w, `newShape [${newShape}] has a zero dimension`);
+op('expand', [['input', 'operand'], ['newShape', 'dims']], {}, (w, { input, newShape }) => {
+  validShape(w, newShape);
   unidirectional(w, input.shape, newShape, 'input'); // the spec: unidirectionally broadcast to newShape
   return desc(input.dataType, [...newShape]);
 });
@@ -472,14 +529,16 @@ op('concat', [['inputs', 'operands'], ['axis', 'uint']], {}, (w, { inputs, axis 
   const shape = [...first.shape];
   inputs.slice(1).forEach((o, i) => {
     sameType(w, [['inputs[0]', first], [`inputs[${i + 1}]`, o]]);
-    if (o.shape.length !== first.shape.length || o.shape.some((d, j) => j !== axis && d !== first.shape[j])) {
-      fail(w, `inputs[${i + 1}] of shape [${o.shape}] does not match [${first.shape}] outside axis ${axis}`);
-    }
-    shape[axis] += o.shape[axis];
+    const mismatch = () => fail(w, `inputs[${i + 1}] of shape [${o.shape}] does not match [${first.shape}] outside axis ${axis}`);
+    if (o.shape.length !== first.shape.length) mismatch();
+    o.shape.forEach((d, j) => {
+      if (j !== axis && !D.equal(d, shape[j])) shape[j] = unified(shape[j], d) ?? mismatch();
+    });
+    shape[axis] = D.add(shape[axis], o.shape[axis]);
   });
   return desc(first.dataType, shape);
 });
-op('slice', [['input', 'operand'], ['starts', 'uints'], ['sizes', 'uints']], { strides: 'uints' },
+op('slice', [['input', 'operand'], ['starts', 'dims'], ['sizes', 'dims']], { strides: 'uints' },
   (w, { input, starts, sizes, options }) => {
     const rank = input.shape.length;
     const strides = options.strides ?? Array(rank).fill(1);
@@ -487,15 +546,19 @@ op('slice', [['input', 'operand'], ['starts', 'uints'], ['sizes', 'uints']], { s
       fail(w, `starts, sizes and strides must have ${rank} values each`);
     }
     return desc(input.dataType, input.shape.map((d, i) => {
-      if (sizes[i] === 0 || strides[i] === 0) fail(w, 'sizes and strides must be positive');
-      if (starts[i] + sizes[i] > d) fail(w, `dimension ${i}: start ${starts[i]} + size ${sizes[i]} exceeds ${d}`);
-      return Math.ceil(sizes[i] / strides[i]);
+      if (sizes[i] === 0 || strides[i] === 0 || D.upper(sizes[i]) < 1) fail(w, 'sizes and strides must be positive');
+      // the window must fit for every value the dimensions can take
+      if (D.lower(starts[i]) < 0 || D.lower(D.sub(D.sub(d, starts[i]), sizes[i])) < 0) {
+        fail(w, `dimension ${i}: start ${starts[i]} + size ${sizes[i]} exceeds ${d}`);
+      }
+      return D.ceilDiv(sizes[i], strides[i]);
     }));
   });
 op('split', [['input', 'operand'], ['splits', 'splits']], { axis: 'uint' }, (w, { input, splits, options }) => {
   const axis = options.axis ?? 0;
   if (axis >= input.shape.length) fail(w, `axis ${axis} is out of range for rank ${input.shape.length}`);
   const d = input.shape[axis];
+  fixed(w, `axis ${axis}`, d, 'split needs a fixed size along its axis');
   let parts;
   if (typeof splits === 'number') {
     if (splits === 0 || d % splits !== 0) fail(w, `splits ${splits} must evenly divide dimension ${axis} of size ${d}`);
@@ -512,10 +575,10 @@ op('pad', [['input', 'operand'], ['beginningPadding', 'uints'], ['endingPadding'
     if (b.length !== rank || e.length !== rank) fail(w, `beginningPadding and endingPadding must have ${rank} values each`);
     if (options.mode === 'reflection') {
       input.shape.forEach((d, i) => {
-        if (b[i] >= d || e[i] >= d) fail(w, `reflection padding must be smaller than dimension ${i} (${d})`);
+        if (b[i] >= D.lower(d) || e[i] >= D.lower(d)) fail(w, `reflection padding must be smaller than dimension ${i} (${d})`);
       });
     }
-    return desc(input.dataType, input.shape.map((d, i) => d + b[i] + e[i]));
+    return desc(input.dataType, input.shape.map((d, i) => D.add(d, b[i] + e[i])));
   });
 op('gather', [['input', 'operand'], ['indices', 'operand']], { axis: 'uint' }, (w, { input, indices, options }) => {
   oneOf(w, 'indices', indices.dataType, ['int32', 'uint32', 'int64']);
@@ -527,7 +590,7 @@ op('gatherElements', [['input', 'operand'], ['indices', 'operand']], { axis: 'ui
   oneOf(w, 'indices', indices.dataType, ['int32', 'uint32', 'int64']);
   const axis = options.axis ?? 0;
   if (axis >= input.shape.length) fail(w, `axis ${axis} is out of range for rank ${input.shape.length}`);
-  if (indices.shape.length !== input.shape.length || indices.shape.some((d, i) => i !== axis && d !== input.shape[i])) {
+  if (indices.shape.length !== input.shape.length || indices.shape.some((d, i) => i !== axis && !D.equal(d, input.shape[i]))) {
     fail(w, `indices [${indices.shape}] must match input [${input.shape}] outside axis ${axis}`);
   }
   return desc(input.dataType, indices.shape);
@@ -559,7 +622,7 @@ op('tile', [['input', 'operand'], ['repetitions', 'uints']], {}, (w, { input, re
   if (repetitions.length !== input.shape.length || repetitions.includes(0)) {
     fail(w, `repetitions [${repetitions}] must have ${input.shape.length} positive values`);
   }
-  return desc(input.dataType, input.shape.map((d, i) => d * repetitions[i]));
+  return desc(input.dataType, input.shape.map((d, i) => D.mul(d, repetitions[i])));
 });
 op('reverse', [['input', 'operand']], { axes: 'uints' }, (w, { input, options }) => {
   checkAxes(w, options.axes ?? [], input.shape.length);
@@ -581,7 +644,9 @@ for (const n of ['quantizeLinear', 'dequantizeLinear']) {
     }
     if (!same(scale.shape, zeroPoint.shape)) fail(w, 'scale and zeroPoint must have the same shape');
     scale.shape.forEach((d, i) => { // block-wise broadcasting: each scale entry covers a block of the input
-      if (input.shape[i] % d !== 0) fail(w, `scale of shape [${scale.shape}] is not block-wise broadcastable to [${input.shape}]`);
+      if (D.isDim(input.shape[i]) ? d !== 1 : input.shape[i] % d !== 0) {
+        fail(w, `scale of shape [${scale.shape}] is not block-wise broadcastable to [${input.shape}]`);
+      }
     });
     return desc(n === 'quantizeLinear' ? zeroPoint.dataType : scale.dataType, input.shape);
   });
@@ -702,4 +767,4 @@ function rankRange(op, operand) {
   return { min, max };
 }
 
-module.exports = { OPS, CONVERT, DATA_TYPES, MAX_RANK, rankRange, Failure, fail, enumValue, toSequence, size };
+module.exports = { OPS, CONVERT, DATA_TYPES, MAX_RANK, rankRange, Failure, fail, enumValue, toSequence, size, dimensionJSON };

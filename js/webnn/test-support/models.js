@@ -49,19 +49,27 @@ function transformerWeights() {
   };
 }
 
-async function buildTransformerBlock(context, weights) {
+/** The block; `seq` is the sequence length, a number or an MLDynamicDimension {name, maxSize};
+ * with `heads` > 1 attention is split into heads (reshape to [1, seq, heads, D / heads] with the
+ * input's own shape entry, transpose) and merged back, as oracle.py's transformer_heads. */
+async function buildTransformerBlock(context, weights, seq = SEQ, heads = 1) {
   const builder = new MLGraphBuilder(context);
   const c = (name) => builder.constant(f32(weights[name].shape), weights[name].data);
   const layerNorm = (v, g, b) => builder.layerNormalization(v, { axes: [2], scale: c(g), bias: c(b), epsilon: 1e-5 });
   const linear = (v, w, b) => builder.add(builder.matmul(v, c(w)), c(b));
-  const x = builder.input('x', f32([1, SEQ, D]));
+  const x = builder.input('x', f32([1, seq, D]));
+  const dh = D / heads;
+  const split = (v) => (heads === 1 ? v
+    : builder.transpose(builder.reshape(v, [1, x.shape[1], heads, dh]), { permutation: [0, 2, 1, 3] }));
   const h = layerNorm(x, 'ln1_g', 'ln1_b');
-  const q = linear(h, 'wq', 'bq');
-  const k = linear(h, 'wk', 'bk');
-  const v = linear(h, 'wv', 'bv');
-  const scores = builder.mul(builder.matmul(q, builder.transpose(k, { permutation: [0, 2, 1] })),
-    builder.constant('float32', 1 / Math.sqrt(D)));
-  const attention = builder.matmul(builder.softmax(scores, 2), v);
+  const q = split(linear(h, 'wq', 'bq'));
+  const k = split(linear(h, 'wk', 'bk'));
+  const v = split(linear(h, 'wv', 'bv'));
+  const last = heads === 1 ? 2 : 3;
+  const kt = builder.transpose(k, { permutation: heads === 1 ? [0, 2, 1] : [0, 1, 3, 2] });
+  const scores = builder.mul(builder.matmul(q, kt), builder.constant('float32', 1 / Math.sqrt(dh)));
+  let attention = builder.matmul(builder.softmax(scores, last), v);
+  if (heads > 1) attention = builder.reshape(builder.transpose(attention, { permutation: [0, 2, 1, 3] }), [1, x.shape[1], D]);
   const y1 = builder.add(x, linear(attention, 'wo', 'bo'));
   const up = builder.gelu(linear(layerNorm(y1, 'ln2_g', 'ln2_b'), 'w_up', 'b_up'));
   const y = builder.add(y1, linear(up, 'w_down', 'b_down'));
