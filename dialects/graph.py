@@ -295,7 +295,7 @@ def infer(opdef: core.OpDef, specs: Sequence[core.OperandSpec], attrs: Mapping[s
     current Unifier, whose run-time checks grow by the results' derived dimensions)."""
     unifier = dims.current()
     if unifier is not None:
-        specs = [_resolved(s, unifier) for s in specs]
+        specs = [resolved(s, unifier) for s in specs]
         attrs = {k: [unifier.resolve(d) for d in v] if isinstance(v, list) and any(isinstance(d, Dim) for d in v)
                  else v for k, v in attrs.items()}
     try:
@@ -305,16 +305,16 @@ def infer(opdef: core.OpDef, specs: Sequence[core.OperandSpec], attrs: Mapping[s
     out = []
     for r in results:
         core.check(isinstance(r, TensorSpec), f"type rule of nn.{opdef.name} returned {r!r}")
-        r = _resolved(r, unifier) if unifier is not None else r
+        r = resolved(r, unifier) if unifier is not None else r
         _check_tensor(r, "the result would be")
         out.append(r)
     return out
 
 
-def _resolved(spec: Any, unifier: dims.Unifier) -> Any:
+def resolved(spec: Any, unifier: dims.Unifier) -> Any:
     """`spec` (a TensorSpec, a list of them or None) with bound symbols replaced."""
     if isinstance(spec, list):
-        return [_resolved(s, unifier) for s in spec]
+        return [resolved(s, unifier) for s in spec]
     if isinstance(spec, TensorSpec) and not spec.static:
         return spec.with_shape(unifier.resolve(d) for d in spec.shape)
     return spec

@@ -219,18 +219,23 @@ def _import(source: Any, format: str, checked: dict[str, list[int]] | None) -> N
 
 def _check_shape_names(source: object, nn: NNModule, shapes: dict[str, list[int]]) -> None:
     """Every `shapes` entry names an input and is the shape it got: an unknown name, or a fixed
-    dimension the format cannot change (WebNN and MLIR inputs are fully static), is an error."""
-    where = source if isinstance(source, (str, os.PathLike)) else type(source).__name__
+    dimension the shapes would change, is an error. Dynamic dimensions the importer left (WebNN's
+    MLDynamicDimension, MLIR text) are fixed here (dialects/specialize.py)."""
+    from estuary.dialects import specialize
+
+    where = str(source) if isinstance(source, (str, os.PathLike)) else type(source).__name__
     have = {name: list(spec.shape) for name, spec in nn.inputs}
-    for name, dims in shapes.items():
-        if name not in have:
-            nn.close()
-            raise ModelImportError(f"{where}: --shape names {name!r}, which is not an input of this model "
-                                   f"(inputs: {', '.join(have) or 'none'})")
-        if have[name] != dims:
-            nn.close()
-            raise ModelImportError(f"{where}: input {name!r} has the fixed shape {have[name]}; --shape "
-                                   f"{name}={'x'.join(map(str, dims))} cannot change it")
+    try:
+        for name in shapes:
+            if name not in have:
+                raise ModelImportError(f"{where}: --shape names {name!r}, which is not an input of this model "
+                                       f"(inputs: {', '.join(have) or 'none'})")
+        values = specialize.bindings(nn.inputs, {n: d for n, d in shapes.items() if have[n] != d}, where)
+        if values:
+            specialize.specialize(nn, values)
+    except ModelImportError:
+        nn.close()
+        raise
 
 
 def _ml_program(source: object) -> bool:

@@ -28,8 +28,13 @@ def dce(nn, options):
 
 
 def _key(op):
+    """What makes two ops the same computation: the function they are in (a multifunction
+    model's functions share no values), op name, operands, attributes and result types."""
     attrs = tuple(sorted((name, str(op.attributes[name])) for name in op.attributes))
-    return (op.name, tuple(op.operands), attrs, tuple(str(r.type) for r in op.results))
+    func = op.parent
+    while func is not None and func.name != "func.func":
+        func = func.parent
+    return (func, op.name, tuple(op.operands), attrs, tuple(str(r.type) for r in op.results))
 
 
 @register("nn-cse")

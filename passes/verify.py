@@ -1,6 +1,7 @@
 """nn-verify: re-check every nn op against its declaration (operands, attributes, result types)."""
 from iree.compiler import ir
 
+from estuary.base import dims
 from estuary.dialects import core, graph
 from estuary.dialects.core import TensorSpec
 from estuary.base.errors import VerificationError, where
@@ -35,6 +36,9 @@ def verify_op(op):
             graph.refuse_dynamic(opdef, specs, attrs)
         expected = graph.infer(opdef, specs, attrs)
         actual = [TensorSpec.of_type(r.type) for r in op.results]
+        unifier = dims.current()  # a type written before two symbols were found equal names either
+        if unifier is not None:
+            actual = [graph.resolved(a, unifier) for a in actual]
         core.check(expected == actual, f"result types {[str(a) for a in actual]} do not match the "
                                        f"inferred {[str(e) for e in expected]}")
     except VerificationError as e:

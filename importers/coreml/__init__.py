@@ -8,8 +8,9 @@ coremltools (a dependency of the estuary-nn distribution) is imported only here.
 
 
 def load_model(source, shapes=None):
-    """Import a Core ML model; `shapes` {input name: shape} fixes flexible input shapes."""
-    from estuary.importers.coreml.converter import Converter
+    """Import a Core ML model; `shapes` {input name: shape} fixes flexible input shapes (else ranges
+    become dynamic dimensions and enumerated shapes one function each: coreml/flexible.py)."""
+    from estuary.importers.coreml.converter import build_all
     from estuary.importers.coreml.loader import read_model
     from estuary.importers.coreml.ops import OPS
 
@@ -17,4 +18,4 @@ def load_model(source, shapes=None):
 
     model, path = read_model(source)
     OPS.load()
-    return with_metadata(Converter(model, path, shapes).build(), model)
+    return with_metadata(build_all(model, path, shapes), model)

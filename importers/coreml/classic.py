@@ -6,6 +6,8 @@ blob as [N, C, H, W] (leading axes folded into N) and restore the leading axes a
 """
 import numpy as np
 
+from estuary.base import dims
+
 
 def as_nchw(c, x, min_rank=3):
     """(x viewed as [N, C, H, W], leading shape) for a blob of rank >= min_rank."""
@@ -14,8 +16,7 @@ def as_nchw(c, x, min_rank=3):
     while len(shape) < 3:
         shape = [1] + shape
     lead = shape[:-3]
-    n = int(np.prod(lead)) if lead else 1
-    return c.reshape(x, [n] + shape[-3:]), lead
+    return c.reshape(x, [dims.size(lead)] + shape[-3:]), lead
 
 
 def restore(c, y, lead):

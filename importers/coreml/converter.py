@@ -7,12 +7,11 @@ protobuf message (its parameters: `params(layer)`), and it returns the nn Value(
 `layer.output` in order (a single Value when there is one output).
 Layouts and model-kind decisions: importers/coreml/model_kinds.py and docs/coreml.md.
 """
-import numpy as np
-
+from estuary.base import dims
 from estuary.dialects.graph import Graph
 from estuary.base.errors import ModelImportError, UnsupportedOpError, VerificationError
 from estuary.importers.context import ConversionContext
-from estuary.importers.coreml import model_kinds, weights
+from estuary.importers.coreml import flexible, model_kinds, weights
 from estuary.importers.coreml.ops import OPS
 
 EXACT_ARRAY_MAPPING = 1
@@ -60,8 +59,8 @@ def unsupported_layers(layers):
 class Converter(ConversionContext):
     """Builds the nn module of one Core ML neural network model."""
 
-    def __init__(self, model, path, shapes=None):
-        super().__init__(Graph(path, "coreml"), path)
+    def __init__(self, model, path, shapes=None, graph=None):
+        super().__init__(graph or Graph(path, "coreml"), path)
         self.model = model
         self.shapes = shapes or {}
         self.spec_version = int(model.specificationVersion)
@@ -130,6 +129,7 @@ class Converter(ConversionContext):
             raise ModelImportError(f"{self.path}: shapes= names unknown inputs {unknown}")
         for f in descr.input:
             kind, spec, color = model_kinds.input_spec(f, self.shapes, self.path)
+            flexible.check_override(f, self.shapes, self.path)
             value = self.graph.input(f.name, spec)
             if spec.dtype != "float32":
                 value = self.op("cast", [value], to="float32")
@@ -148,14 +148,14 @@ class Converter(ConversionContext):
             return value
         t = feature.type
         declared = list(t.multiArrayType.shape) if t.WhichOneof("Type") == "multiArrayType" else []
-        if declared and int(np.prod(declared)) == int(np.prod(shape)):
+        if declared and dims.size(declared) == dims.size(shape):
             return self.reshape(value, declared)
         if shape[0] == 1 and shape[1] == 1:
             return self.reshape(value, shape[2:])
         return value
 
-    def build(self):
-        """The nn module of the whole model."""
+    def _convert(self):
+        """Convert the model into the graph's current function; returns its outputs."""
         bad = unsupported_layers(self.network.layers)
         if bad:
             raise UnsupportedOpError(self.path, bad)
@@ -163,16 +163,24 @@ class Converter(ConversionContext):
         self.convert_layers(self.network.layers)
         descr = self.model.description
         labels = model_kinds.class_labels(self.network) if self.kind == "neuralNetworkClassifier" else None
-        outputs = []
-        if labels is None:
-            for f in descr.output:
-                outputs.append((f.name, self.output_value(f)))
-        else:
-            outputs = self.classifier_outputs(descr, labels)
-        nn = self.graph.finish(outputs)
+        if labels is not None:
+            return self.classifier_outputs(descr, labels)
+        return [(f.name, self.output_value(f)) for f in descr.output]
+
+    def build(self):
+        """The nn module of the whole model."""
+        nn = self.graph.finish(self._convert())
         nn.extra_signature = self.extra_signature
         nn.write_signature()
         return nn
+
+    def build_function(self, symbol):
+        """The model as another function `symbol` of the graph's module (an enumerated shape's
+        specialisation); returns its entry in the signature's "functions"."""
+        self.graph.begin_function(symbol)
+        specs = self.graph.seal(self._convert())
+        entry = flexible.function_entry(self.graph.inputs, specs, {}, self.graph.unifier)
+        return {"entry": symbol, **entry, **self.extra_signature}
 
     def classifier_outputs(self, descr, labels):
         label_name = descr.predictedFeatureName or "classLabel"
@@ -203,3 +211,19 @@ class Converter(ConversionContext):
             outputs.append((label_name, index))
         self.extra_signature = {"class_labels": labels, "label_outputs": [label_name]}
         return outputs
+
+
+def build_all(model, path, shapes=None):
+    """The model's nn module: one function, or one per combination of its inputs' enumerated
+    shapes (flexible.variants; the description's default shapes as @main)."""
+    shapes = dict(shapes or {})
+    combos = flexible.variants(model.description.input, shapes, path)
+    if not combos:
+        return Converter(model, path, shapes).build()
+    main = Converter(model, path, {**shapes, **combos[0]})
+    nn = main.build()
+    functions = {flexible.variant_name("main", combo): Converter(model, path, {**shapes, **combo}, main.graph)
+                 .build_function(f"fn{i}") for i, combo in enumerate(combos[1:], 1)}
+    enumerated = {flexible.variant_name("main", combo): {"function": "main", "shapes": combo} for combo in combos}
+    return flexible.assemble(nn, functions, flexible.variant_name("main", combos[0]), enumerated)
+

@@ -4,12 +4,14 @@ outputs, and the classifier's class labels / predicted label.
 Runtime layouts (the compiled model's signature):
 - multi-array inputs: the description's shape; FLOAT32/DOUBLE arrays are fed as float32 (Core ML
   neural networks compute in float32), FLOAT16 as float16 and INT32 as int32 (both cast to float32
-  on entry). Flexible shapes compile for one fixed shape: `shapes={name: shape}` if given, else the
-  description's default shape (coremltools writes the default into `shape`), else the first
-  enumerated shape, else the lower bounds of the ranges.
+  on entry). Flexible shapes (flexible.py): `shapes={name: shape}` fixes one shape; else a range
+  gives dynamic dimensions; else the description's default shape (coremltools writes the default
+  into `shape`; the converters compile one function per enumerated shape, passing it as shapes=),
+  else the first enumerated shape.
 - image inputs: float32 [C, H, W] (C = 3 for RGB/BGR, 1 for grayscale), pixel values as Core ML
   sees them (0..255 for 8-bit images), channels in the model's colour order (BGR models: B, G, R).
-  Flexible image sizes: `shapes={name: [C, H, W]}` or the description's default width/height.
+  Flexible image sizes: `shapes={name: [C, H, W]}`, else a size range gives dynamic H and W, else
+  the description's default width/height.
 - inside the network, rank-5 models (RANK5_ARRAY_MAPPING) see arrays [C] / [C,H,W] / [S,B,C,H,W]
   as [1,1,C,1,1] / [1,1,C,H,W] / [S,B,C,H,W]; ND models (EXACT_ARRAY_MAPPING) see them as declared.
   Images become [1,1,C,H,W] (RANK5_IMAGE_MAPPING) or [1,C,H,W] (RANK4_IMAGE_MAPPING).
@@ -22,8 +24,10 @@ Runtime layouts (the compiled model's signature):
 """
 import numpy as np
 
+from estuary.base import dims
 from estuary.dialects.core import TensorSpec
 from estuary.base.errors import ModelImportError
+from estuary.importers.coreml import flexible
 
 _ARRAY_DTYPES = {65568: "float32", 65600: "float32", 65552: "float16", 131104: "int32"}
 _COLOR = {10: ("GRAYSCALE", 1), 20: ("RGB", 3), 30: ("BGR", 3), 40: ("GRAYSCALE_FLOAT16", 1)}
@@ -35,16 +39,18 @@ def network(model):
     return kind, getattr(model, kind)
 
 
-def _fixed_array_shape(name, t, shapes, path):
+def _array_shape(feature, t, shapes, path):
+    name = feature.name
     if shapes and name in shapes:
         return [int(d) for d in shapes[name]]
+    dynamic = flexible.dynamic_shape(feature, [0] * len(t.shapeRange.sizeRanges), path)
+    if dynamic is not None:
+        return dynamic
     if len(t.shape):
         return [int(d) for d in t.shape]
     flex = t.WhichOneof("ShapeFlexibility")
     if flex == "enumeratedShapes" and len(t.enumeratedShapes.shapes):
         return [int(d) for d in t.enumeratedShapes.shapes[0].shape]
-    if flex == "shapeRange" and len(t.shapeRange.sizeRanges):
-        return [int(r.lowerBound) for r in t.shapeRange.sizeRanges]
     raise ModelImportError(f"{path}: input {name!r} has no shape; pass shapes={{{name!r}: [...]}}")
 
 
@@ -57,7 +63,7 @@ def input_spec(feature, shapes, path):
         dtype = _ARRAY_DTYPES.get(t.dataType)
         if dtype is None:
             raise ModelImportError(f"{path}: input {name!r} has an unsupported array data type {t.dataType}")
-        return "array", TensorSpec(_fixed_array_shape(name, t, shapes, path), dtype), None
+        return "array", TensorSpec(_array_shape(feature, t, shapes, path), dtype), None
     if which == "imageType":
         t = ft.imageType
         if t.colorSpace not in _COLOR:
@@ -67,13 +73,13 @@ def input_spec(feature, shapes, path):
             shape = [int(d) for d in shapes[name]]
             if len(shape) != 3 or shape[0] != channels:
                 raise ModelImportError(f"{path}: shapes[{name!r}] must be [{channels}, H, W] for this {color} image")
+        elif flexible.ranges(feature) is not None:
+            shape = flexible.dynamic_shape(feature, [channels, 0, 0], path)
         else:
             w, h = int(t.width), int(t.height)
             if (w == 0 or h == 0) and t.WhichOneof("SizeFlexibility") == "enumeratedSizes" \
                     and len(t.enumeratedSizes.sizes):
                 w, h = int(t.enumeratedSizes.sizes[0].width), int(t.enumeratedSizes.sizes[0].height)
-            if (w == 0 or h == 0) and t.WhichOneof("SizeFlexibility") == "imageSizeRange":
-                w, h = int(t.imageSizeRange.widthRange.lowerBound), int(t.imageSizeRange.heightRange.lowerBound)
             if w <= 0 or h <= 0:
                 raise ModelImportError(f"{path}: image input {name!r} has no size; pass shapes={{{name!r}: [C,H,W]}}")
             shape = [channels, h, w]
@@ -122,9 +128,9 @@ def preprocess(c, value, feature_name, color, preprocessing):
         elif kind == "meanImage":
             mean = np.asarray(pre.meanImage.meanImage, np.float32)
             shape = list(c.spec(value).shape[-3:])
-            if mean.size != int(np.prod(shape)):
+            if mean.size != dims.size(shape):
                 raise ModelImportError(f"{c.path}: mean image of input {feature_name!r} has {mean.size} values, "
-                                       f"the image {shape} has {int(np.prod(shape))}")
+                                       f"the image {shape} has {dims.size(shape)}")
             value = c.op("sub", [value, c.const(mean.reshape([1] * (c.spec(value).rank - 3) + shape))])
     return value
 

@@ -16,19 +16,15 @@ __all__ = ["load_model", "is_ml_program", "is_package", "supported"]
 
 def load_model(source: Any, shapes: Mapping[str, Sequence[int]] | None = None, function: str | None = None) -> Any:
     """Import an ML Program as an NNModule: every function of a multifunction model (the default
-    one as @main), or only `function`."""
+    one as @main), or only `function`; a function with enumerated input shapes once per shape."""
     from estuary.importers.coreml.model_kinds import with_metadata
-    from estuary.importers.mlprogram.converter import Context, build_all
+    from estuary.importers.mlprogram.converter import build_all
     from estuary.importers.mlprogram.ops import OPS
     from estuary.importers.mlprogram.package import read_source
 
     src = read_source(source)
     OPS.load()
-    if function is None and len(src.model.mlProgram.functions) > 1:
-        nn = build_all(src, shapes)  # every function, in one artefact
-    else:
-        nn = Context(src, shapes, function).build()
-    return with_metadata(nn, src.model)
+    return with_metadata(build_all(src, shapes, function), src.model)  # every function, in one artefact
 
 
 def supported() -> dict[str, int]:

@@ -4,8 +4,9 @@ It converts one function of a MIL program: its opset (CoreML5..8 = iOS15..18) se
 and tells converters which version of an op applies (`c.opset`). Values live in `env` by MIL
 name: nn Values, or numpy arrays for what is known at import (consts, decompressed constexpr
 weights, results folded from those). A converter reads its inputs with `c.x` (an nn Value),
-`c.xs` (a variadic list), `c.val` (a compile-time constant) and `c.has`, and returns the op's
-result(s). Each result is checked against the op's declared output type.
+`c.xs` (a variadic list), `c.val` (a compile-time constant), `c.known` / `c.dims` (known up to
+dynamic dimensions: symbolic.py) and `c.has`, and returns the op's result(s). Each result is
+checked against the op's declared output type.
 """
 from __future__ import annotations
 
@@ -15,17 +16,19 @@ from typing import Any
 import numpy as np
 from iree.compiler import ir
 
-from estuary.base import dtypes
+from estuary.base import dims, dtypes
+from estuary.base.dims import Dim
 from estuary.dialects.core import TensorSpec
 from estuary.dialects.graph import Graph, NNModule
 from estuary.base.errors import ModelImportError, UnsupportedOpError, VerificationError
 from estuary.importers.context import ConversionContext
-from estuary.importers.coreml import model_kinds
+from estuary.importers.coreml import flexible, model_kinds
 from estuary.importers.coreml.loader import model_pb2
 from estuary.importers.coreml.nd import constant_array
-from estuary.importers.mlprogram import values
+from estuary.importers.mlprogram import symbolic, values
 from estuary.importers.mlprogram.ops import OPS
 from estuary.importers.mlprogram.package import Source
+from estuary.importers.mlprogram.symbolic import SymArray
 
 OPSETS = {"CoreML5": 15, "CoreML6": 16, "CoreML7": 17, "CoreML8": 18}
 _REQUIRED = object()
@@ -87,8 +90,7 @@ class Context(ConversionContext):
             raise ModelImportError(f"{src.path}: the ML Program has no function {self.function_name!r} "
                                    f"(functions: {', '.join(sorted(program.functions))})")
         self.function = program.functions[self.function_name]
-        # a multifunction model describes each function's features apart from the model's
-        self.descr = next((f for f in descr.functions if f.name == self.function_name), descr)
+        self.descr = description(src.model, self.function_name)
         opset = self.function.opset
         if opset not in OPSETS:
             raise ModelImportError(f"{src.path}: function {self.function_name!r} uses opset {opset!r}; Estuary "
@@ -114,7 +116,9 @@ class Context(ConversionContext):
         return self.where()
 
     def located(self, err: VerificationError) -> VerificationError:
-        return VerificationError(f"{err} (function {self.function_name!r}, iOS{self.opset})")
+        """An nn type rule's error (it names the nn op) with the MIL operation being converted."""
+        what = f"MIL {self.op_type}, " if self.op_type else ""
+        return VerificationError(f"{err} ({what}function {self.function_name!r}, iOS{self.opset})")
 
     # ------------------------------------------------------------ inputs of an op
 
@@ -148,6 +152,15 @@ class Context(ConversionContext):
 
     def val(self, op: Op, key: str, default: Any = _REQUIRED) -> Any:
         """Input `key` as a numpy array / str known at import (`default` when absent)."""
+        v = self.known(op, key, default)
+        if isinstance(v, SymArray):
+            self.fail(f"input {key!r} depends on the dynamic dimensions ({v.symbols()}) and must be a fixed "
+                      f"number here; compile for a fixed shape (--shape / shapes=)")
+        return v
+
+    def known(self, op: Op, key: str, default: Any = _REQUIRED) -> Any:
+        """Input `key` known at import: a numpy array / str, or a SymArray (a value of dynamic
+        dimensions, symbolic.py); `default` when absent."""
         if not self.has(op, key):
             if default is _REQUIRED:
                 self.fail(f"the required input {key!r} is missing")
@@ -160,6 +173,14 @@ class Context(ConversionContext):
                           f"parameters are not supported)")
             return folded
         return v
+
+    def dims(self, op: Op, key: str) -> list[dims.Value]:
+        """Input `key` (a shape, begin, end, ...) as a list of ints and dynamic dimensions."""
+        v = self.known(op, key)
+        try:
+            return symbolic.as_dims(v, f"input {key!r}")
+        except symbolic.NotSymbolic as e:
+            self.fail(str(e))
 
     def ints(self, op: Op, key: str, default: Any = _REQUIRED) -> Any:
         v = self.val(op, key, default)
@@ -177,6 +198,8 @@ class Context(ConversionContext):
             return v
         if isinstance(v, np.ndarray):
             return self.const_nn(v)
+        if isinstance(v, SymArray):
+            return symbolic.materialize(self, v)
         self.fail(f"{what} is a {type(v).__name__}, not a tensor")
 
     def const_nn(self, array: np.ndarray) -> ir.Value:
@@ -191,6 +214,8 @@ class Context(ConversionContext):
         return self.const(a.astype(np.int32), "int32")
 
     def dtype_of(self, v: Any) -> str:
+        if isinstance(v, SymArray):
+            return "float32" if v.dtype.kind == "f" else "int32"
         return self.spec(v).dtype if isinstance(v, ir.Value) else self.spec(self.value(v)).dtype
 
     # ------------------------------------------------------------ weights
@@ -215,7 +240,8 @@ class Context(ConversionContext):
     def convert_ops(self, ops: Sequence[Any]) -> None:
         for proto in ops:
             op = Op(proto)
-            result = self.convert(op.name, op.type, OPS[op.type].fn, op)
+            with dims.unifying(self.graph.unifier):  # symbolic.py reads Dims through it
+                result = self.convert(op.name, op.type, OPS[op.type].fn, op)
             results = list(result) if isinstance(result, (list, tuple)) else [result]
             self.label, self.op_type = op.name, op.type
             self.check(len(results) == len(op.outputs),
@@ -238,13 +264,16 @@ class Context(ConversionContext):
         tt = self.tensor_type(out.type, f"operation {self.label!r} ({self.op_type}) result {out.name!r}")
         if tt is None or isinstance(value, str):
             return
-        name, dims = tt
+        name, declared = tt
         if isinstance(value, list) or name == "STRING":
             return
         shape = list(self.spec(value).shape) if isinstance(value, ir.Value) else list(np.shape(value))
-        if len(shape) != len(dims) or any(d is not None and d != s for d, s in zip(dims, shape)):
+        if isinstance(value, SymArray):
+            shape = list(value.shape)
+        if len(shape) != len(declared) or any(d is not None and not isinstance(s, Dim) and d != s
+                                              for d, s in zip(declared, shape)):
             self.fail(f"result {out.name!r} has shape {shape}, the program declares "
-                      f"{['?' if d is None else d for d in dims]}")
+                      f"{['?' if d is None else d for d in declared]}")
         if name == "BOOL":
             self.bool_names.add(out.name)
 
@@ -261,19 +290,19 @@ class Context(ConversionContext):
             if tt is None:
                 raise ModelImportError(f"{self.place()}: input {inp.name!r} is a {inp.type.WhichOneof('type')}; "
                                        f"only tensor inputs are supported (states: not yet)")
-            type_name, dims = tt
+            type_name, mil_dims = tt
             if inp.name in descr:
                 kind, spec, _ = model_kinds.input_spec(descr[inp.name], self.shapes, self.path)
-                check_flexible(descr[inp.name], self.shapes, self.path)
+                flexible.check_override(descr[inp.name], self.shapes, self.path)
             else:
                 kind = "array"
                 if inp.name in self.shapes:
                     shape = self.shapes[inp.name]
-                elif any(d is None for d in dims):
+                elif any(d is None for d in mil_dims):
                     raise ModelImportError(f"{self.place()}: input {inp.name!r} has a flexible shape; "
                                            f"pass shapes={{{inp.name!r}: [...]}}")
                 else:
-                    shape = [int(d) for d in dims]  # type: ignore[arg-type]
+                    shape = [int(d) for d in mil_dims]  # type: ignore[arg-type]
                 spec = TensorSpec(shape, "float16" if type_name == "FLOAT16" else values.nn_dtype(type_name))
             if type_name == "BOOL":
                 spec = TensorSpec(spec.shape, "uint8")
@@ -283,12 +312,12 @@ class Context(ConversionContext):
             value = self.graph.input(inp.name, spec)
             if spec.dtype == "float16":
                 value = self.op("cast", [value], to="float32")
-            if kind == "image" or len(spec.shape) != len(dims):
-                target = [d if d is not None else s for d, s in zip(dims, [1] * (len(dims) - len(spec.shape))
-                                                                      + list(spec.shape))]
-                if int(np.prod(target)) != spec.size:
+            if kind == "image" or len(spec.shape) != len(mil_dims):
+                padded = [1] * (len(mil_dims) - len(spec.shape)) + list(spec.shape)
+                target = [d if d is not None else s for d, s in zip(mil_dims, padded)]
+                if dims.size(target) != spec.size:
                     raise ModelImportError(f"{self.place()}: input {inp.name!r} of shape {list(spec.shape)} "
-                                           f"does not fit the function's input shape {dims}")
+                                           f"does not fit the function's input shape {mil_dims}")
                 value = self.reshape(value, target)
             self.env[inp.name] = value
 
@@ -298,9 +327,9 @@ class Context(ConversionContext):
         tt = self.tensor_type(inp.type.stateType.wrappedType, f"state {inp.name!r}")
         if tt is None or any(d is None for d in tt[1]):
             raise ModelImportError(f"{self.place()}: state {inp.name!r} must wrap a tensor of fixed shape")
-        type_name, dims = tt
+        type_name, mil_dims = tt
         dtype = "float16" if type_name == "FLOAT16" else values.nn_dtype(type_name)
-        value = self.graph.input(inp.name, TensorSpec([int(d) for d in dims], dtype))  # type: ignore[arg-type]
+        value = self.graph.input(inp.name, TensorSpec([int(d) for d in mil_dims], dtype))  # type: ignore[arg-type]
         if dtype == "float16":
             value = self.op("cast", [value], to="float32")
         self.env[inp.name] = State(inp.name, value, dtype)
@@ -355,60 +384,47 @@ class Context(ConversionContext):
 
     def build_function(self, symbol: str) -> dict[str, Any]:
         """The function as another function `symbol` of the graph's module; returns its entry in
-        the signature's "functions" (entry point, inputs, outputs, states, ...)."""
+        the signature's "functions" (entry point, inputs, outputs, states, dynamic dimensions)."""
         self.graph.begin_function(symbol)
         outputs = self._convert()
-        bools = self._boundary(outputs)
         specs = self.graph.seal(outputs)
-        tensors = lambda named: [[n, list(s.shape), bools.get(n, s.dtype)] for n, s in named]  # noqa: E731
-        return {"entry": symbol, "inputs": tensors(self.graph.inputs), "outputs": tensors(specs),
-                **self.extra_signature}
+        entry = flexible.function_entry(self.graph.inputs, specs, self._boundary(outputs), self.graph.unifier)
+        return {"entry": symbol, **entry, **self.extra_signature}
 
 
-def build_all(src: Source, shapes: Mapping[str, Sequence[int]] | None = None) -> NNModule:
-    """Every function of a multifunction model in one module: the default function as @main, the
-    others as @fn1, @fn2, ...; the signature's "functions" maps each MIL name to its entry point,
-    inputs, outputs and states (docs/mlprogram.md "Functions")."""
+def description(model: Any, function: str) -> Any:
+    """The feature description of one function (a multifunction model describes each apart)."""
+    return next((f for f in model.description.functions if f.name == function), model.description)
+
+
+def build_all(src: Source, shapes: Mapping[str, Sequence[int]] | None = None, function: str | None = None) -> NNModule:
+    """Every function of the model (only `function` when given) in one module, each compiled once
+    per combination of its inputs' enumerated shapes (coreml/flexible.py): the default function
+    (at its default shapes) as @main, the others as @fn1, @fn2, ...; the signature's "functions"
+    maps each name to its entry point, inputs, outputs and states (docs/mlprogram.md "Functions")."""
     program = src.model.mlProgram
-    default = src.model.description.defaultFunctionName or "main"
+    default = function or src.model.description.defaultFunctionName or "main"
     shapes = dict(shapes or {})
-    names = [default] + sorted(n for n in program.functions if n != default)
+    names = [default] if function else [default] + sorted(n for n in program.functions if n != default)
     inputs = {n: {i.name for i in program.functions[n].inputs} for n in program.functions}
     unknown = sorted(set(shapes) - set().union(*inputs.values()))
-    if unknown:
+    if unknown and len(names) > 1:
         raise ModelImportError(f"{src.path}: shapes= names unknown inputs {unknown}")
-    per_function = {n: {k: v for k, v in shapes.items() if k in inputs.get(n, ())} for n in names}
-    main = Context(src, per_function[default], default)
+    plan: list[tuple[str, str, dict[str, Sequence[int]]]] = []  # (name in the signature, MIL function, shapes=)
+    enumerated: dict[str, dict[str, Any]] = {}
+    for name in names:
+        mine = {k: v for k, v in shapes.items() if k in inputs.get(name, ()) or len(names) == 1}
+        combos = flexible.variants(description(src.model, name).input, mine, src.path)
+        for combo in combos:
+            label = flexible.variant_name(name, combo)
+            plan.append((label, name, {**mine, **combo}))
+            enumerated[label] = {"function": name, "shapes": combo}
+        if not combos:
+            plan.append((name, name, mine))
+    if len(plan) == 1:
+        return Context(src, plan[0][2], plan[0][1]).build()
+    main = Context(src, plan[0][2], plan[0][1])
     nn = main.build()
-    functions: dict[str, Any] = {default: dict(nn.signature(), entry="main")}
-    for i, name in enumerate(names[1:], 1):
-        functions[name] = Context(src, per_function[name], name, main.graph).build_function(f"fn{i}")
-    for entry in functions.values():
-        for key in ("format", "source", "target", "metadata"):
-            entry.pop(key, None)
-    nn.extra_signature = dict(nn.extra_signature, functions=functions, default_function=default)
-    nn.write_signature()
-    return nn
-
-
-def check_flexible(feature: Any, shapes: Mapping[str, Sequence[int]], path: str) -> None:
-    """A shapes= override must lie in the input's declared range or enumerated set."""
-    if feature.name not in shapes or feature.type.WhichOneof("Type") != "multiArrayType":
-        return
-    t = feature.type.multiArrayType
-    shape = [int(d) for d in shapes[feature.name]]
-    flex = t.WhichOneof("ShapeFlexibility")
-    if flex == "enumeratedShapes":
-        allowed = [[int(d) for d in s.shape] for s in t.enumeratedShapes.shapes]
-        if shape not in allowed:
-            raise ModelImportError(f"{path}: shapes[{feature.name!r}] = {shape} is not one of the model's "
-                                   f"enumerated shapes {allowed}")
-    elif flex == "shapeRange":
-        ranges = [(int(r.lowerBound), int(r.upperBound)) for r in t.shapeRange.sizeRanges]
-        ok = len(ranges) == len(shape) and all(lo <= d and (hi < 0 or d <= hi) for d, (lo, hi) in zip(shape, ranges))
-        if not ok:
-            raise ModelImportError(f"{path}: shapes[{feature.name!r}] = {shape} is outside the model's shape "
-                                   f"ranges {ranges}")
-    elif list(t.shape) and shape != [int(d) for d in t.shape]:
-        raise ModelImportError(f"{path}: input {feature.name!r} has the fixed shape {list(t.shape)}; "
-                               f"shapes= asks for {shape}")
+    functions = {label: Context(src, fn_shapes, fn, main.graph).build_function(f"fn{i}")
+                 for i, (label, fn, fn_shapes) in enumerate(plan[1:], 1)}
+    return flexible.assemble(nn, functions, plan[0][0], enumerated)

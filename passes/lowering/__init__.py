@@ -26,7 +26,7 @@ from estuary.dialects.core import TensorSpec
 from estuary.base.dims import DimError
 from estuary.base.errors import LoweringError, VerificationError, where
 from estuary.base.registry import Registry
-from estuary.passes.lowering import dynamic
+from estuary.passes.lowering import dynamic, repeat
 from estuary.passes.lowering.common import storage
 
 @dataclass
@@ -183,6 +183,7 @@ def lower_module(module: ir.Module, source: str = "<memory>",
     from estuary.passes.lowering import winograd
 
     options = options or CompileOptions()
+    repeat.rewrite(module)
     decompose_module(module, source)
     run = LoweringRun()
     _lower_ops(module, source, options, run)

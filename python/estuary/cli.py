@@ -289,7 +289,9 @@ def _info(args):
 
 def _describe(sig):
     """The metadata, then each function's inputs, outputs and states (a state is an input and an
-    output of the same name: listed once, as a state)."""
+    output of the same name: listed once, as a state); dynamic dimensions with their bounds."""
+    from estuary.shapes import describe
+
     meta = sig.get("metadata") or {}
     for key in ("author", "short_description", "version", "license"):
         if key in meta:
@@ -308,7 +310,9 @@ def _describe(sig):
                [("output", n, s, d) for n, s, d in fsig["outputs"] if n not in states] + \
                [("state", n, s, d) for n, s, d in fsig.get("states", [])]
         for kind, tensor, shape, dtype in rows:
-            print(f"{indent}{kind:6s} {tensor}: {dtype}{list(shape)}")
+            print(f"{indent}{kind:6s} {tensor}: {dtype}{describe(shape, fsig)}")
+        for rule in (fsig.get("dims") or {}).get("rules", []):
+            print(f"{indent}shape rule: {rule.split(';')[0]}")
 
 
 def _bench(args):

@@ -1,6 +1,7 @@
 """Core ML embeddings: embedding (classic) and embeddingND."""
 import numpy as np
 
+from estuary.base import dims
 from estuary.importers.coreml.nd import shape_of
 from estuary.importers.coreml.ops import OPS
 
@@ -17,7 +18,7 @@ def embedding(c, layer):
     table = c.weights(p.weights, [n_out, n_in]).T.copy()
     if p.hasBias:
         table = table + c.weights(p.bias, [n_out], "bias")[None, :]
-    idx = c.op("cast", [c.reshape(x, [int(np.prod(lead)) if lead else 1])], to="int32")
+    idx = c.op("cast", [c.reshape(x, [dims.size(lead)])], to="int32")
     y = c.op("gather", [c.const(table), idx], axis=0)
     return c.reshape(y, lead + ([n_out, 1, 1] if len(shape) >= 3 else [n_out]))
 

@@ -3,6 +3,7 @@ import math
 
 import numpy as np
 
+from estuary.base import dims
 from estuary.importers.coreml.ops import OPS
 
 
@@ -17,11 +18,11 @@ def inner_product(c, layer):
     rank = len(shape)
     c.check(1 <= rank <= 5, f"expects an input of rank 1..5, got {shape}")
     if rank <= 3:
-        rows, k, out = int(np.prod(shape[:-1])), shape[-1], shape[:-1] + [cout]
+        rows, k, out = dims.size(shape[:-1]), shape[-1], shape[:-1] + [cout]
     elif rank == 4:
-        rows, k, out = shape[0], int(np.prod(shape[1:])), [shape[0], cout, 1, 1]
+        rows, k, out = shape[0], dims.size(shape[1:]), [shape[0], cout, 1, 1]
     else:
-        rows, k, out = shape[0] * shape[1], int(np.prod(shape[2:])), shape[:2] + [cout, 1, 1]
+        rows, k, out = shape[0] * shape[1], dims.size(shape[2:]), shape[:2] + [cout, 1, 1]
     c.check(k == cin, f"the input {shape} has {k} channels, inputChannels is {cin}")
     w = c.const(c.weights(p.weights, [cout, cin]))
     b = c.const(c.weights(p.bias, [cout], "bias")) if p.hasBias else None

@@ -1,6 +1,7 @@
 """Core ML normalizations: batchnorm, mvn, l2normalize, softmax, softmaxND, lrn, layerNormalization."""
 import numpy as np
 
+from estuary.base import dims
 from estuary.importers.coreml.classic import per_channel, scalar
 from estuary.importers.coreml.nd import axis_of
 from estuary.importers.coreml.ops import OPS
@@ -82,7 +83,7 @@ def lrn(c, layer):
     for i in range(ch):
         band[i, max(0, i - lo):min(ch, i - lo + size)] = 1.0
     lead = shape[:-3]
-    n = int(np.prod(lead)) if lead else 1
+    n = dims.size(lead)
     sq = c.reshape(c.op("mul", [x, x]), [n, ch, shape[-2] * shape[-1]])
     sums = c.op("matmul", [c.const(np.broadcast_to(band, (n, ch, ch)).copy()), sq])
     sums = c.reshape(sums, shape)

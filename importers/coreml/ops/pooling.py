@@ -1,6 +1,7 @@
 """Core ML pooling (classic, [.., C, H, W]): max, average, L2, global."""
 import numpy as np
 
+from estuary.base import dims
 from estuary.importers.coreml.classic import as_nchw, border, restore, same_pads
 from estuary.importers.coreml.converter import params
 from estuary.importers.coreml.ops import OPS
@@ -42,9 +43,11 @@ def pooling(c, layer):
     else:
         pads = border(c, p.valid.paddingAmounts) if pk == "valid" else [0, 0, 0, 0]
         out = [(size[i] + pads[2 * i] + pads[2 * i + 1] - k[i]) // s[i] + 1 for i in range(2)]
-    c.check(all(o > 0 for o in out), f"the pooling window {k} does not fit the input {size} with padding {pads}")
-    # extend the end padding so that every window lies inside the padded input (includeLastPixel)
-    for i in range(2):
+    c.check(all(dims.upper(o) > 0 for o in out),
+            f"the pooling window {k} does not fit the input {size} with padding {pads}")
+    # extend the end padding so that every window lies inside the padded input (only
+    # includeLastPixel's windows can run past it: valid and same windows never do)
+    for i in range(2 if pk == "includeLastPixel" else 0):
         extra = (out[i] - 1) * s[i] + k[i] - (size[i] + pads[2 * i] + pads[2 * i + 1])
         if extra > 0:
             pads[2 * i + 1] += extra

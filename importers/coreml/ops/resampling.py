@@ -6,9 +6,11 @@ from gathers of the two neighbouring rows/columns and constant weights:
 y = x[i0] * (1 - f) + x[i1] * f with i0 = floor(p), i1 = min(i0 + 1, X - 1), f = p - i0.
 """
 import math
+from typing import Any
 
 import numpy as np
 
+from estuary.base import dims
 from estuary.importers.coreml.classic import as_nchw, restore
 from estuary.importers.coreml.ops import OPS
 
@@ -57,6 +59,15 @@ def bilinear(c, x, method, out_h, out_w):
 _SAMPLING = {0: "STRICT_ALIGN_ENDPOINTS_MODE", 1: "ALIGN_ENDPOINTS_MODE", 2: "UPSAMPLE_MODE", 3: "ROI_ALIGN_MODE"}
 
 
+def repeat_pixels(c: Any, x: Any, sh: int, sw: int) -> Any:
+    """Nearest-neighbour upsampling by whole factors (each pixel repeated sh x sw times) as a
+    broadcast, for any size of the last two axes (dynamic ones too)."""
+    *lead, h, w = c.spec(x).shape
+    y = c.reshape(x, lead + [h, 1, w, 1])
+    y = c.op("expand", [y], new_shape=lead + [h, sh, w, sw])
+    return c.reshape(y, lead + [h * sh, w * sw])
+
+
 @OPS.op("upsample")
 def upsample(c, layer):
     p = layer.upsample
@@ -73,7 +84,9 @@ def upsample(c, layer):
     else:
         c.check(len(ints) == 2 and min(ints) >= 1, f"scalingFactor must hold 2 positive values, got {ints}")
         out = [h * ints[0], w * ints[1]]
-    if p.mode == 0:  # nearest neighbour: every input pixel repeated scale times
+    if p.mode == 0 and not dims.is_static(out):  # nearest neighbour on dynamic sizes: a broadcast
+        y = repeat_pixels(c, x, ints[0], ints[1])
+    elif p.mode == 0:  # nearest neighbour: every input pixel repeated scale times
         y = c.op("gather", [x, c.const((np.arange(out[0]) // ints[0]).astype(np.int32))], axis=2)
         y = c.op("gather", [y, c.const((np.arange(out[1]) // ints[1]).astype(np.int32))], axis=3)
     elif p.mode == 1:

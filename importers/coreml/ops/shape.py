@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 
+from estuary.base import dims
 from estuary.importers.coreml.classic import as_nchw, border, restore
 from estuary.importers.coreml.converter import params
 from estuary.importers.coreml.nd import axis_of, constant_array, constant_input, int_list, shape_of
@@ -40,7 +41,7 @@ def reshape(c, layer):
         out = [target[0], shape[1]] + target[1:]
     else:
         out = shape[:-3] + target
-    c.check(int(np.prod(out)) == int(np.prod(shape)), f"cannot reshape {shape} to {out}")
+    c.check(dims.size(out) == dims.size(shape), f"cannot reshape {shape} to {out}")
     if p.mode == 0:
         return c.reshape(x, out)
     y = c.reshape(_channel_last(c, x), out[:-3] + [out[-2], out[-1], out[-3]])
@@ -53,7 +54,7 @@ def flatten(c, layer):
     x = c.input(layer)
     shape = list(c.spec(x).shape)
     c.check(len(shape) >= 3, f"expects an input of rank >= 3, got {shape}")
-    out = shape[:-3] + [int(np.prod(shape[-3:])), 1, 1]
+    out = shape[:-3] + [dims.size(shape[-3:]), 1, 1]
     if layer.flatten.mode == 1:
         x = _channel_last(c, x)
     return c.reshape(x, out)

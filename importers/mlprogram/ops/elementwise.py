@@ -1,7 +1,9 @@
 """MIL element-wise ops: binary arithmetic and comparisons (numpy broadcasting), logical ops,
 unary math (with the epsilon of inverse/log/rsqrt), clip/threshold and cast.
 
-Results of constant operands are folded in numpy (shape arithmetic stays known at import).
+Results of constant operands are folded in numpy (shape arithmetic stays known at import), and
+of operands known up to dynamic dimensions symbolically (symbolic.py) where the symbols decide
+them; otherwise they are computed at run time.
 Floats of every width compute as float32; cast to fp16/fp32 is therefore the identity on values
 (docs/mlprogram.md "float16"); cast to an integer type truncates toward zero, to bool tests != 0.
 """
@@ -11,7 +13,9 @@ from typing import Any
 
 import numpy as np
 
+from estuary.importers.mlprogram import symbolic
 from estuary.importers.mlprogram.ops import OPS
+from estuary.importers.mlprogram.symbolic import NotSymbolic, SymArray
 from estuary.importers.mlprogram.values import DTYPE_NAMES, nn_dtype, numpy_dtype
 
 _BINARY = {"add": ("add", np.add), "sub": ("sub", np.subtract), "mul": ("mul", np.multiply),
@@ -28,6 +32,22 @@ def both_const(a: Any, b: Any) -> bool:
     return isinstance(a, np.ndarray) and isinstance(b, np.ndarray)
 
 
+def fold_symbolic(mil: str, a: Any, b: Any) -> Any:
+    """MIL op `mil` of two values known at import, one a SymArray: the folded value, or None when
+    the dynamic dimensions do not decide it (the op is then computed at run time)."""
+    if not (symbolic.known(a) and symbolic.known(b)):
+        return None
+    try:
+        if mil in symbolic.COMPARE:
+            return symbolic.compare(mil, a, b)
+        if mil in symbolic.ARITHMETIC:
+            dtype = np.float32 if mil == "real_div" else np.result_type(a.dtype, b.dtype)
+            return symbolic.elementwise(symbolic.ARITHMETIC[mil], [a, b], dtype)
+    except NotSymbolic:
+        pass
+    return None
+
+
 def _int_div(c: Any, nn_name: str, a: Any, b: Any) -> Any:
     """floor_div / mod of integers: computed in float32 (exact below 2^24) and cast back."""
     fa, fb = c.op("cast", [a], to="float32"), c.op("cast", [b], to="float32")
@@ -42,6 +62,9 @@ def _binary(mil: str, nn_name: str, fn: Any) -> None:
             with np.errstate(all="ignore"):
                 r = fn(a, b)
             return r.astype(a.dtype) if a.dtype.kind in "iu" and mil != "real_div" else r
+        folded = fold_symbolic(mil, a, b)
+        if folded is not None:
+            return folded
         a, b = c.value(a), c.value(b)
         c.check(c.spec(a).dtype == c.spec(b).dtype,
                 f"x and y have different element types {c.spec(a).dtype} and {c.spec(b).dtype}")
@@ -59,6 +82,9 @@ def _predicate(mil: str, nn_name: str, fn: Any) -> None:
         a, b = c.arg(op, "x"), c.arg(op, "y")
         if both_const(a, b):
             return fn(a, b)
+        folded = fold_symbolic(mil, a, b)
+        if folded is not None:
+            return folded
         return c.op(nn_name, [c.value(a), c.value(b)])
 
 
@@ -73,6 +99,9 @@ def convert_not_equal(c: Any, op: Any) -> Any:
     a, b = c.arg(op, "x"), c.arg(op, "y")
     if both_const(a, b):
         return np.not_equal(a, b)
+    folded = fold_symbolic("not_equal", a, b)
+    if folded is not None:
+        return folded
     return c.op("logical_not", [c.op("equal", [c.value(a), c.value(b)])])
 
 
@@ -156,6 +185,13 @@ def convert_cast(c: Any, op: Any) -> Any:
     c.check(dtype in DTYPE_NAMES, f"unknown cast dtype {dtype!r}")
     target = DTYPE_NAMES[dtype]
     x = c.arg(op, "x")
+    if isinstance(x, SymArray):
+        try:
+            if target == "BOOL":
+                return symbolic.compare("not_equal", x, np.zeros((), np.int32))
+            return symbolic.make(symbolic.objects(x), numpy_dtype(target))
+        except NotSymbolic:
+            x = c.value(x)
     if isinstance(x, np.ndarray):
         if target == "BOOL":
             return x != 0

@@ -12,8 +12,11 @@ from typing import Any
 
 import numpy as np
 
+from estuary.base import dims
+from estuary.importers.mlprogram import symbolic
 from estuary.importers.mlprogram.ops import OPS
 from estuary.importers.mlprogram.ops.shape import axis_of, is_const, shape_of, transpose
+from estuary.importers.mlprogram.symbolic import SymArray
 
 MODES = {"update": "none", "add": "add", "sub": "sub", "mul": "mul", "div": "div", "max": "max", "min": "min"}
 
@@ -31,6 +34,7 @@ def index_value(c: Any, v: Any) -> Any:
     """Indices as an nn int32 Value."""
     if is_const(v):
         return c.const(np.asarray(v).astype(np.int32), "int32")
+    v = c.value(v)
     return v if c.spec(v).dtype in ("int32", "int64") else c.op("cast", [v], to="int32")
 
 
@@ -45,6 +49,8 @@ def convert_gather(c: Any, op: Any) -> Any:
         return _batched_gather(c, x, idx, b, axis)
     if is_const(x) and is_const(idx):
         return np.take(x, idx.astype(np.int64), axis=axis)
+    if isinstance(x, SymArray) and is_const(idx):  # a dimension of a shape
+        return x.map(lambda v: np.take(v, idx.astype(np.int64), axis=axis))
     return c.op("gather", [c.value(x), index_value(c, idx)], axis=axis)
 
 
@@ -94,6 +100,8 @@ def convert_gather_nd(c: Any, op: Any) -> Any:
     position prepended to every index tuple."""
     x, idx = c.x(op), c.arg(op, "indices")
     b = _batch_dims(c, op, x, idx)
+    if not b and not dims.is_static(shape_of(c, x) + shape_of(c, idx)):
+        return _gather_nd_flat(c, x, index_value(c, idx))
     if not b:
         return c.op("gather_nd", [x, index_value(c, idx)])
     xs, ids = shape_of(c, x), shape_of(c, idx)
@@ -106,6 +114,30 @@ def convert_gather_nd(c: Any, op: Any) -> Any:
     y = c.op("gather_nd", [x, c.op("concat", [[c.const(np.ascontiguousarray(rows), "int32"), idx]],
                                    axis=len(ids) - b)])
     return c.reshape(y, ids[:-1] + xs[b + ids[-1]:])
+
+
+def _gather_nd_flat(c: Any, x: Any, idx: Any) -> Any:
+    """gather_nd with dynamic dimensions (nn.gather_nd takes fixed shapes): each index tuple, its
+    entries normalized and clamped per axis as nn's gathers do, becomes a position in x's first k
+    axes flattened, read by one gather."""
+    xs, ids = shape_of(c, x), shape_of(c, idx)
+    k = ids[-1]
+    c.check(isinstance(k, int) and 1 <= k <= len(xs), f"indices {ids} do not fit x {xs}")
+    lead = ids[:-1]
+    idx = idx if c.spec(idx).dtype == "int32" else c.op("cast", [idx], to="int32")
+    flat: Any = None
+    for j in range(k):
+        i = c.reshape(c.op("slice", [idx], starts=[0] * len(lead) + [j], sizes=lead + [1]), lead)
+        d = symbolic.dims_tensor(c, [xs[j]], [])
+        i = c.op("where", [c.op("lesser", [i, symbolic.dims_tensor(c, [0], [])]), c.op("add", [i, d]), i])
+        i = c.op("min", [c.op("max", [i, symbolic.dims_tensor(c, [0], [])]),
+                         symbolic.dims_tensor(c, [xs[j] - 1], [])])
+        stride = dims.size(xs[j + 1:k])
+        if stride != 1:
+            i = c.op("mul", [i, symbolic.dims_tensor(c, [stride], [])])
+        flat = i if flat is None else c.op("add", [flat, i])
+    rows = c.reshape(x, [dims.size(xs[:k])] + xs[k:])
+    return c.op("gather", [rows, flat], axis=0)
 
 
 def _mode(c: Any, op: Any) -> str:
@@ -157,6 +189,9 @@ def convert_select(c: Any, op: Any) -> Any:
     cond, a, b = c.arg(op, "cond"), c.arg(op, "a"), c.arg(op, "b")
     if is_const(cond) and is_const(a) and is_const(b):
         return np.where(cond != 0, a, b)
+    if is_const(cond) and symbolic.known(a) and symbolic.known(b):  # shape arithmetic
+        return symbolic.make(np.where(cond != 0, symbolic.objects(a), symbolic.objects(b)),
+                             np.result_type(a.dtype, b.dtype))
     return c.op("where", [truth(c, c.value(cond)), c.value(a), c.value(b)])
 
 

@@ -5,6 +5,7 @@ from typing import Any
 
 import numpy as np
 
+from estuary.base import dims
 from estuary.importers.mlprogram.ops import OPS
 from estuary.importers.mlprogram.ops.shape import axis_of, shape_of
 
@@ -70,7 +71,7 @@ def convert_local_response_norm(c: Any, op: Any) -> Any:
     size = int(c.scalar(op, "size"))
     alpha, beta, k = (float(c.scalar(op, n, d)) for n, d in (("alpha", 1e-4), ("beta", 0.75), ("k", 1.0)))
     sq = c.op("mul", [x, x])
-    flat = c.reshape(sq, [shape[0], 1, shape[1], int(np.prod(shape[2:]))])
+    flat = c.reshape(sq, [shape[0], 1, shape[1], dims.size(shape[2:])])
     lo = (size - 1) // 2
     summed = c.op("average_pool2d", [c.op("pad", [flat], beginning_padding=[0, 0, lo, 0],
                                              ending_padding=[0, 0, size - 1 - lo, 0], mode="constant", value=0.0)],

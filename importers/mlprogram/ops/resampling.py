@@ -13,7 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from estuary.importers.coreml.ops.resampling import _lerp_axis
+from estuary.base import dims
+from estuary.importers.coreml.ops.resampling import _lerp_axis, repeat_pixels
 from estuary.importers.mlprogram.ops import OPS
 from estuary.importers.mlprogram.ops.shape import shape_of
 
@@ -62,13 +63,22 @@ def nearest(c: Any, x: Any, out_h: int, out_w: int) -> Any:
 
 def _scaled(c: Any, op: Any, x: Any) -> tuple[int, int]:
     h, w = shape_of(c, x)[-2:]
-    sh, sw = float(c.scalar(op, "scale_factor_height", 1)), float(c.scalar(op, "scale_factor_width", 1))
+    sh, sw = _factors(c, op)
     return int(np.floor(h * sh)), int(np.floor(w * sw))
+
+
+def _factors(c: Any, op: Any) -> tuple[float, float]:
+    return float(c.scalar(op, "scale_factor_height", 1)), float(c.scalar(op, "scale_factor_width", 1))
 
 
 @OPS.op("upsample_nearest_neighbor")
 def convert_upsample_nearest(c: Any, op: Any) -> Any:
     x = c.x(op)
+    if not dims.is_static(shape_of(c, x)[-2:]):
+        sh, sw = _factors(c, op)
+        c.check(sh.is_integer() and sw.is_integer() and sh >= 1 and sw >= 1,
+                f"scale factors {sh} x {sw} on dynamic dimensions must be whole numbers")
+        return repeat_pixels(c, x, int(sh), int(sw))
     return nearest(c, x, *_scaled(c, op, x))
 
 
@@ -106,7 +116,7 @@ def convert_crop(c: Any, op: Any) -> Any:
     ch, cw = c.ints(op, "crop_height", [0, 0]), c.ints(op, "crop_width", [0, 0])
     c.check(len(ch) == 2 and len(cw) == 2 and min(ch + cw) >= 0, "crop_height/crop_width need 2 non-negative values")
     h, w = shape[-2] - ch[0] - ch[1], shape[-1] - cw[0] - cw[1]
-    c.check(h > 0 and w > 0, f"the crop leaves nothing of {shape[-2:]}")
+    c.check(dims.upper(h) > 0 and dims.upper(w) > 0, f"the crop leaves nothing of {shape[-2:]}")
     starts = [0] * (len(shape) - 2) + [ch[0], cw[0]]
     return c.op("slice", [x], starts=starts, sizes=shape[:-2] + [h, w])
 

@@ -2,8 +2,10 @@
 expand_dims, flatten2d, slice_by_index, slice_by_size, pad, tile, reverse, shape, fill,
 fill_like, range_1d, identity, depth_to_space, space_to_depth, pixel_shuffle, pixel_unshuffle.
 
-Constant inputs give numpy results (shape arithmetic is folded at import); shapes, axes and
-slice bounds must be known at compile time (a clear error otherwise).
+Constant inputs give numpy results (shape arithmetic is folded at import), inputs known up to
+dynamic dimensions SymArrays (symbolic.py): a reshape target, a slice's bounds or a fill's shape
+may hold dimension expressions. Shapes, axes and slice bounds must be known at compile time (a
+clear error otherwise).
 """
 from __future__ import annotations
 
@@ -11,16 +13,22 @@ from typing import Any
 
 import numpy as np
 
+from estuary.base import dims
+from estuary.base.dims import Dim
+from estuary.importers.coreml.nd import constant_array
 from estuary.importers.coreml.ops.shape import strided_slice
-from estuary.importers.mlprogram import dynamic_slice, values
+from estuary.importers.mlprogram import dynamic_slice, symbolic, values
 from estuary.importers.mlprogram.ops import OPS
+from estuary.importers.mlprogram.symbolic import NotSymbolic, SymArray
 
 
 def is_const(v: Any) -> bool:
     return isinstance(v, np.ndarray)
 
 
-def shape_of(c: Any, v: Any) -> list[int]:
+def shape_of(c: Any, v: Any) -> list[dims.Value]:
+    if isinstance(v, SymArray):
+        return list(v.shape)
     return list(np.shape(v)) if is_const(v) else list(c.spec(v).shape)
 
 
@@ -29,15 +37,19 @@ def axis_of(c: Any, axis: int, rank: int, what: str = "axis") -> int:
     return axis % rank
 
 
-def reshape_to(c: Any, x: Any, shape: list[int]) -> Any:
+def reshape_to(c: Any, x: Any, shape: list[dims.Value]) -> Any:
     if is_const(x):
         return x.reshape(shape)
+    if isinstance(x, SymArray):
+        return x.map(lambda v: v.reshape(shape))
     return c.reshape(x, shape)
 
 
 def transpose(c: Any, x: Any, perm: list[int]) -> Any:
     if is_const(x):
         return np.transpose(x, perm)
+    if isinstance(x, SymArray):
+        return x.map(lambda v: np.transpose(v, perm))
     if perm == list(range(len(perm))):
         return x
     return c.op("transpose", [x], permutation=perm)
@@ -46,27 +58,32 @@ def transpose(c: Any, x: Any, perm: list[int]) -> Any:
 @OPS.op("identity")
 def convert_identity(c: Any, op: Any) -> Any:
     x = c.arg(op, "x")
-    return x if is_const(x) else c.op("identity", [x])
+    return x if symbolic.known(x) else c.op("identity", [x])
 
 
-def resolve_shape(c: Any, src: list[int], target: list[int], zero_copies: bool) -> list[int]:
-    out = list(target)
+def resolve_shape(c: Any, src: list[dims.Value], target: list[dims.Value], zero_copies: bool) -> list[dims.Value]:
+    """`target` with its 0 (copy, before iOS17) and -1 (the rest) placeholders resolved; with
+    dynamic dimensions -1 is the element count divided exactly by the other entries."""
+    src, out = [symbolic.resolve(d) for d in src], [symbolic.resolve(d) for d in target]
     if zero_copies and len(out) == len(src):
         out = [s if t == 0 else t for t, s in zip(out, src)]
-    total = int(np.prod(src))
+    total = dims.size(src)
     if out.count(-1) == 1:
-        known = int(np.prod([d for d in out if d != -1]))
-        c.check(known > 0 and total % known == 0, f"cannot reshape {src} to {target}")
-        out[out.index(-1)] = total // known
-    c.check(all(d >= 0 for d in out) and int(np.prod(out)) == total, f"cannot reshape {src} to {target}")
+        rest = dims.size(d for d in out if d != -1)
+        try:
+            out[out.index(-1)] = symbolic.exact_div(total, rest)
+        except NotSymbolic:
+            c.fail(f"cannot reshape {src} to {target}: {rest} does not divide {total}")
+    fixed = [d for d in out if not isinstance(d, Dim)]
+    c.check(all(d >= 0 for d in fixed) and dims.size(out) == total, f"cannot reshape {src} to {target}")
     return out
 
 
 @OPS.op("reshape")
 def convert_reshape(c: Any, op: Any) -> Any:
     x = c.arg(op, "x")
-    shape = resolve_shape(c, shape_of(c, x), c.ints(op, "shape"), zero_copies=c.opset < 17)
-    return reshape_to(c, c.value(x) if not is_const(x) else x, shape)
+    shape = resolve_shape(c, shape_of(c, x), c.dims(op, "shape"), zero_copies=c.opset < 17)
+    return reshape_to(c, x if symbolic.known(x) else c.value(x), shape)
 
 
 @OPS.op("reshape_like", since=16)
@@ -76,7 +93,7 @@ def convert_reshape_like(c: Any, op: Any) -> Any:
     refs = [c._resolve(b) for b in op.bindings("ref_tensors")]
     begins, ends = c.ints(op, "begins"), c.ints(op, "ends")
     end_masks = [bool(v) for v in np.asarray(c.val(op, "end_masks")).reshape(-1)]
-    shape: list[int] = []
+    shape: list[dims.Value] = []
     for r, b, e, m in zip(refs, begins, ends, end_masks):
         s = shape_of(c, r)
         shape += s[b:] if m else s[b:e]
@@ -92,15 +109,26 @@ def convert_transpose(c: Any, op: Any) -> Any:
     return transpose(c, x, perm)
 
 
+def known_data(vals: list[Any], fn: Any) -> Any:
+    """`fn` (a numpy function of a list of arrays) of values known at import: a numpy result, or
+    a SymArray when one of them is."""
+    if all(is_const(v) for v in vals):
+        return fn(vals)
+    dtype = np.result_type(*[v.dtype for v in vals])
+    return symbolic.make(fn([symbolic.objects(v) for v in vals]), dtype)
+
+
 @OPS.op("concat")
 def convert_concat(c: Any, op: Any) -> Any:
     vals = [c._resolve(b) for b in op.bindings("values")]
     c.check(vals, "concat needs at least one value")
+    if all(len(shape_of(c, v)) == 0 for v in vals):  # scalars (shape arithmetic): MIL joins them as [1]s
+        vals = [reshape_to(c, v, [1]) for v in vals]
     rank = len(shape_of(c, vals[0]))
     axis = axis_of(c, int(c.scalar(op, "axis")), max(rank, 1))
     interleave = bool(c.scalar(op, "interleave", False))
-    if all(is_const(v) for v in vals) and not interleave:
-        return np.concatenate(vals, axis=axis)
+    if all(symbolic.known(v) for v in vals) and not interleave:
+        return known_data(vals, lambda vs: np.concatenate(vs, axis=axis))
     xs = [c.value(v) for v in vals]
     if interleave:  # x0[0], x1[0], ..., x0[1], x1[1], ...: stack after the axis, then merge
         shape = shape_of(c, xs[0])
@@ -118,8 +146,8 @@ def convert_stack(c: Any, op: Any) -> Any:
     c.check(vals, "stack needs at least one value")
     shape = shape_of(c, vals[0])
     axis = axis_of(c, int(c.scalar(op, "axis")), len(shape) + 1)
-    if all(is_const(v) for v in vals):
-        return np.stack(vals, axis=axis)
+    if all(symbolic.known(v) for v in vals):
+        return known_data(vals, lambda vs: np.stack(vs, axis=axis))
     parts = [c.reshape(c.value(v), shape[:axis] + [1] + shape[axis:]) for v in vals]
     return parts[0] if len(parts) == 1 else c.op("concat", [parts], axis=axis)
 
@@ -130,6 +158,7 @@ def convert_split(c: Any, op: Any) -> Any:
     shape = shape_of(c, x)
     axis = axis_of(c, int(c.scalar(op, "axis")), len(shape))
     sizes = c.ints(op, "split_sizes", None)
+    c.check(not isinstance(shape[axis], Dim), f"cannot split the dynamic dimension {shape[axis]} (axis {axis})")
     if sizes is None:
         n = int(c.scalar(op, "num_splits"))
         c.check(n > 0, f"num_splits must be positive, got {n}")
@@ -139,6 +168,8 @@ def convert_split(c: Any, op: Any) -> Any:
             f"split sizes {sizes} do not add up to {shape[axis]}")
     if is_const(x):
         return np.split(x, np.cumsum(sizes)[:-1], axis=axis)
+    if isinstance(x, SymArray):
+        return [symbolic.make(part, x.dtype) for part in np.split(x.values, np.cumsum(sizes)[:-1], axis=axis)]
     if len(sizes) == 1:
         return [c.op("identity", [x])]
     return list(c.op("split", [x], splits=sizes, axis=axis))
@@ -180,7 +211,7 @@ def convert_flatten2d(c: Any, op: Any) -> Any:
     axis = int(c.scalar(op, "axis", 1))
     c.check(-len(shape) <= axis <= len(shape), f"axis {axis} is out of range for rank {len(shape)}")
     axis = axis + len(shape) if axis < 0 else axis
-    return reshape_to(c, x, [int(np.prod(shape[:axis])), int(np.prod(shape[axis:]))])
+    return reshape_to(c, x, [dims.size(shape[:axis]), dims.size(shape[axis:])])
 
 
 def _masks(c: Any, op: Any, key: str, rank: int) -> list[bool]:
@@ -196,13 +227,55 @@ def _declared_static(c: Any, op: Any) -> list[int]:
     return [int(d) for d in tt[1]]  # type: ignore[arg-type]
 
 
+def _bound(c: Any, op: Any, key: str) -> Any:
+    """A slice's begin/end/size known at import (numpy or SymArray), or None for run-time data."""
+    v = c.arg(op, key)
+    return v if symbolic.known(v) else constant_array(v)
+
+
+def _slice_op(c: Any, x: Any, shape: list[dims.Value], starts: list[dims.Value], sizes: list[dims.Value],
+              strides: list[int]) -> Any:
+    """nn.slice of x (nothing when the window is all of x)."""
+    y = c.value(x)
+    whole = all(s == 0 for s in starts) and [symbolic.resolve(n) for n in sizes] == shape and set(strides) == {1}
+    if whole:
+        return c.op("identity", [y])
+    return c.op("slice", [y], starts=starts, sizes=sizes, strides=None if set(strides) == {1} else strides)
+
+
+def _symbolic_slice(c: Any, x: Any, shape: list[dims.Value], begin: Any, end: Any, stride: list[int],
+                    bm: list[bool], em: list[bool], sm: list[bool]) -> Any:
+    """x[begin:end:stride] where a bound or a dimension is dynamic: one nn.slice with dimension
+    expressions; NotSymbolic where the symbols' bounds do not decide how a bound clamps."""
+    begin, end = symbolic.as_dims(begin, "begin"), symbolic.as_dims(end, "end")
+    starts, sizes, kept = [], [], []
+    for i, d in enumerate(shape):
+        if sm[i]:
+            starts.append(symbolic.element_at(d, begin[i]))
+            sizes.append(1)
+            continue
+        start, size = symbolic.slice_window(d, begin[i], end[i], stride[i], bm[i], em[i])
+        starts.append(start)
+        sizes.append(size)
+        kept.append(dims.ceil_div(size, stride[i]))
+    return c.reshape(_slice_op(c, x, shape, starts, sizes, stride), kept)
+
+
 @OPS.op("slice_by_index")
 def convert_slice_by_index(c: Any, op: Any) -> Any:
     x = c.arg(op, "x")
-    shape = shape_of(c, x)
+    shape = [symbolic.resolve(d) for d in shape_of(c, x)]
     rank = len(shape)
     stride = c.ints(op, "stride", None) or [1] * rank
     bm, em, sm = _masks(c, op, "begin_mask", rank), _masks(c, op, "end_mask", rank), _masks(c, op, "squeeze_mask", rank)
+    known_begin, known_end = _bound(c, op, "begin"), _bound(c, op, "end")
+    symbolic_begin = isinstance(known_begin, SymArray)
+    if known_begin is not None and known_end is not None and \
+            (symbolic_begin or isinstance(known_end, SymArray) or not dims.is_static(shape)):
+        try:
+            return _symbolic_slice(c, x, shape, known_begin, known_end, stride, bm, em, sm)
+        except NotSymbolic as e:
+            c.check(symbolic_begin, f"{e}; compile for a fixed shape (--shape / shapes=)")
     begin_value = dynamic_slice.runtime_begin(c, op)
     if begin_value is not None:  # a window at a run-time position: its size is the declared result's
         kept = iter(_declared_static(c, op))
@@ -211,14 +284,14 @@ def convert_slice_by_index(c: Any, op: Any) -> Any:
                                         shape)
         return c.reshape(y, [n for i, n in enumerate(sizes) if not sm[i]])
     begin, end = c.ints(op, "begin"), c.ints(op, "end")
-    if is_const(x):
+    if symbolic.known(x):
         index = []
         for i in range(rank):
             if sm[i]:
                 index.append(begin[i])
             else:
                 index.append(slice(None if bm[i] else begin[i], None if em[i] else end[i], stride[i]))
-        return np.asarray(x[tuple(index)])
+        return x.map(lambda v: v[tuple(index)]) if isinstance(x, SymArray) else np.asarray(x[tuple(index)])
     y = strided_slice(c, x, begin, end, stride, bm, em, sm)
     if all(sm):  # MIL keeps a rank-0 result where Core ML's layer gives [1]
         return c.reshape(y, [])
@@ -229,10 +302,20 @@ def convert_slice_by_index(c: Any, op: Any) -> Any:
 def convert_slice_by_size(c: Any, op: Any) -> Any:
     """x[begin[i] : begin[i] + size[i]] per axis; size -1 runs to the end."""
     x = c.arg(op, "x")
-    shape = shape_of(c, x)
+    shape = [symbolic.resolve(d) for d in shape_of(c, x)]
+    known_begin, size_v = _bound(c, op, "begin"), c.known(op, "size")
+    if known_begin is not None and (isinstance(known_begin, SymArray) or isinstance(size_v, SymArray)
+                                    or not dims.is_static(shape)):
+        try:
+            windows = [symbolic.sized_window(d, b, n) for d, b, n in
+                       zip(shape, symbolic.as_dims(known_begin, "begin"), symbolic.as_dims(size_v, "size"))]
+            c.check(len(windows) == len(shape), f"begin/size must have {len(shape)} entries")
+            return _slice_op(c, x, shape, [w[0] for w in windows], [w[1] for w in windows], [1] * len(shape))
+        except NotSymbolic as e:
+            c.check(isinstance(known_begin, SymArray), f"{e}; compile for a fixed shape (--shape / shapes=)")
     begin_value = dynamic_slice.runtime_begin(c, op)
     if begin_value is not None:
-        size = c.ints(op, "size")
+        size = c.dims(op, "size")
         c.check(len(size) == len(shape) and -1 not in size,
                 "with a run-time begin, size must give every axis's size (no -1)")
         return dynamic_slice.gather_window(
@@ -272,11 +355,20 @@ def convert_pad(c: Any, op: Any) -> Any:
 
 @OPS.op("tile")
 def convert_tile(c: Any, op: Any) -> Any:
+    """x repeated reps[i] times along each axis. A dynamic repetition count (the torch frontend's
+    `expand` to another tensor's shape: the target shape divided by x's) must repeat an axis of
+    size 1: a broadcast."""
     x = c.arg(op, "x")
-    reps = c.ints(op, "reps")
-    c.check(len(reps) == len(shape_of(c, x)), f"reps {reps} must have one entry per axis")
-    if is_const(x):
-        return np.tile(x, reps)
+    shape = shape_of(c, x)
+    reps = c.dims(op, "reps")
+    c.check(len(reps) == len(shape), f"reps {reps} must have one entry per axis")
+    if not dims.is_static(reps):
+        for d, r in zip(shape, reps):
+            c.check(d == 1 or not isinstance(r, Dim), f"the dynamic repetition count {r} repeats an axis of size {d}; "
+                                                      f"only axes of size 1 may repeat a dynamic number of times")
+        return c.op("expand", [c.value(x)], new_shape=[r if d == 1 else d for d, r in zip(shape, reps)])
+    if symbolic.known(x):
+        return x.map(lambda v: np.tile(v, reps)) if isinstance(x, SymArray) else np.tile(x, reps)
     return c.op("tile", [x], repetitions=reps)
 
 
@@ -291,18 +383,22 @@ def convert_reverse(c: Any, op: Any) -> Any:
 
 @OPS.op("shape")
 def convert_shape(c: Any, op: Any) -> Any:
-    return np.asarray(shape_of(c, c.arg(op, "x")), dtype=np.int32)
+    """The shape as int32 data known at import (a SymArray when a dimension is dynamic)."""
+    return symbolic.make(shape_of(c, c.arg(op, "x")), np.int32)
 
 
-def _fill(c: Any, shape: list[int], value: Any) -> np.ndarray:
-    c.check(all(d >= 0 for d in shape), f"shape {shape} has a negative dimension")
+def _fill(c: Any, shape: list[dims.Value], value: Any) -> Any:
+    """A constant, or a scalar broadcast to a dynamic shape."""
+    c.check(all(d >= 0 for d in shape if not isinstance(d, Dim)), f"shape {shape} has a negative dimension")
     v = np.asarray(value)
-    return np.full(shape, v, dtype=v.dtype)
+    if dims.is_static(shape):
+        return np.full(shape, v, dtype=v.dtype)
+    return c.op("expand", [c.value(v.reshape([1] * len(shape)))], new_shape=[symbolic.resolve(d) for d in shape])
 
 
 @OPS.op("fill")
 def convert_fill(c: Any, op: Any) -> Any:
-    return _fill(c, c.ints(op, "shape"), c.val(op, "value", np.float32(0)))
+    return _fill(c, c.dims(op, "shape"), c.val(op, "value", np.float32(0)))
 
 
 @OPS.op("fill_like", since=16)
@@ -312,9 +408,24 @@ def convert_fill_like(c: Any, op: Any) -> Any:
 
 @OPS.op("range_1d")
 def convert_range_1d(c: Any, op: Any) -> Any:
-    start, end, step = (np.asarray(c.val(op, k)).reshape(()) for k in ("start", "end", "step"))
-    c.check(step != 0, "step must not be 0")
-    return np.arange(start.item(), end.item(), step.item()).astype(np.result_type(start, end, step))
+    """start, start + step, ... below end (above it for a negative step). With a dynamic start or
+    end (a position range `past .. past + new`) the values are computed at run time."""
+    bounds = [c.known(op, k) for k in ("start", "end", "step")]
+    if all(is_const(b) for b in bounds):
+        start, end, step = (np.asarray(b).reshape(()) for b in bounds)
+        c.check(step != 0, "step must not be 0")
+        return np.arange(start.item(), end.item(), step.item()).astype(np.result_type(start, end, step))
+    try:
+        start, end, step = (symbolic.as_dims(b, k)[0] for b, k in zip(bounds, ("start", "end", "step")))
+        c.check(isinstance(step, int) and step != 0, f"step must be a fixed number other than 0, got {step}")
+        count = dims.ceil_div(end - start, step) if step > 0 else dims.ceil_div(start - end, -step)
+    except NotSymbolic as e:
+        c.fail(f"{e}; compile for a fixed shape (--shape / shapes=)")
+    values = symbolic.iota(c, count)
+    if step != 1:
+        values = c.op("mul", [values, symbolic.dims_tensor(c, [step])])
+    values = c.op("add", [values, symbolic.dims_tensor(c, [start])])
+    return values if all(b.dtype.kind != "f" for b in bounds) else c.op("cast", [values], to="float32")
 
 
 def _depth_to_space(c: Any, x: Any, b: int) -> Any:
@@ -415,6 +526,8 @@ def convert_slice_update(c: Any, op: Any) -> Any:
     stride = c.ints(op, "stride", None) or [1] * rank
     bm, em, sm = _masks(c, op, "begin_mask", rank), _masks(c, op, "end_mask", rank), _masks(c, op, "squeeze_mask", rank)
     begin_value = dynamic_slice.runtime_begin(c, op)
+    if begin_value is None and not dims.is_static(shape + shape_of(c, upd)):
+        begin_value = c.value(c.known(op, "begin"))  # a window of dynamic size: computed as at a run-time begin
     if begin_value is not None:  # written at a run-time position: the window has the update's shape
         upd_shape = shape_of(c, upd)
         if len(upd_shape) == rank:
