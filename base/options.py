@@ -51,3 +51,9 @@ class CompileOptions:
     def __post_init__(self) -> None:
         if not self.workers:
             object.__setattr__(self, "workers", default_workers(self.cpu))
+
+    @property
+    def tile_lanes(self) -> int | None:
+        """The float32 lanes the measured llvm-cpu forms and tile rules are built for: `cpu_lanes`
+        (8: AVX2, 16: AVX-512) with `retile`, else None (the generic forms, IREE's tiles)."""
+        return self.cpu_lanes if self.retile else None

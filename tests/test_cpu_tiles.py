@@ -175,7 +175,7 @@ def test_convolution_matches_onnxruntime(tmp_path, hw, c, f, k, stride, retuned)
     # the direct convolutions (Winograd, which would take some of these, is tested on its own)
     on = estuary.compile(path, disable_passes=["cpu-winograd"])
     off = estuary.compile(path, disable_passes=["cpu-tiles", "cpu-winograd"])
-    # on AVX2 a convolution at most 7 wide is im2col and a matmul (passes/lowering/im2col.py)
+    # on AVX2 a convolution at most 7 wide is im2col and a matmul (backends/llvm_cpu/lowering/im2col.py)
     im2col = tile_lanes() == 8 and k > 1 and hw // stride <= 7
     assert on.stats["cpu_tiles"] == (retuned if tile_lanes() and not im2col else 0)
     assert off.stats["cpu_tiles"] == 0  # the limits every llvm-cpu compile gets leave convolutions alone
@@ -236,7 +236,7 @@ def test_inverted_residual_block_matches_onnxruntime(tmp_path, monkeypatch, hw, 
     convolution's result takes blocked weights on AVX-512 (`pointwise_block`, projection),
     with an odd count of blocks (160), before a residual add, and in 8- and 16-channel blocks
     (24 and 32 channels)."""
-    from estuary.passes.lowering import pointwise
+    from estuary.backends.llvm_cpu.lowering import pointwise
 
     asked = []
     monkeypatch.setattr(pointwise, "pointwise_block",
@@ -264,10 +264,11 @@ def test_pointwise_result_transposed_later_keeps_unblocked_weights(tmp_path, mon
     fuses that transpose into the product, so it keeps [C, F] weights (blocked, its writes went
     across the pixels: 14x14x512x512 on one core 7.3 ms against 0.99 ms). Followed by a depthwise
     convolution it may take blocks."""
-    from estuary.passes.lowering import pointwise
+    from estuary.backends.llvm_cpu.lowering import pointwise
 
     asked = []
-    monkeypatch.setattr(pointwise, "pointwise_block", lambda *a, **k: asked.append(a) or tile_rules.pointwise_block(*a, **k))
+    monkeypatch.setattr(pointwise, "pointwise_block",
+                        lambda *a, **k: asked.append(a) or tile_rules.pointwise_block(*a, **k))
     net, rng = models.Net(13), np.random.default_rng(113)
     x = rng.standard_normal((1, 32, 14, 14)).astype(np.float32)
     y = net.node("Relu", [net.conv("x", 32, 512, 1, 14, pad=0)])
@@ -393,7 +394,7 @@ def test_avx2_pointwise_rule():
 
 
 def test_avx2_blocked_pointwise_rule():
-    """Blocked 1x1 products (pointwise.py on AVX2): 2 pixels x one 32-channel block per register
+    """Blocked 1x1 products (lowering/pointwise.py on AVX2): 2 pixels x one 32-channel block per register
     tile, workgroups of two blocks; pixel loops IREE folded into one take groups of <= 98 pixels."""
     tiles = ([2, 1, 32, 0], [0, 0, 0, 8])
     assert tile_rules.blocked_pointwise_tiles([196, 16, 32], [14, 16, 32, 0]) == ([98, 2, 0, 0], *tiles)

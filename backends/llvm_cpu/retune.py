@@ -1,16 +1,18 @@
 """Applies the tile policy (tile_rules.py) to a module IREE has configured: finds each dispatch's
-root op by its shape and indexing maps, reads IREE's `lowering_config`, and writes the rule's
-choice back. Runs between IREE's `executable-configurations` phase and code generation
-(phases.py), on every AVX-512 or AVX2 llvm-cpu variant."""
+root op by its shape and indexing maps (or by the marks of contract.py), reads IREE's
+`lowering_config`, and writes the rule's choice back. Runs between IREE's
+`executable-configurations` phase and code generation (phases.py), on every AVX-512 or AVX2
+llvm-cpu variant."""
 import re
 
 from iree.compiler import ir
 
-from estuary.backends.llvm_cpu.tile_rules import (MATVEC_TAG, PIPELINE, TRANSFORM_ROWS, TRANSFORM_TERMS,
-                                                  UNIT_TAG, batch_mmt4d_tiles, blocked_pointwise_tiles, column_sum_tiles,
-                                                  conv_tiles, depthwise_tiles, inner_vector, reduction_rows,
-                                                  image_conv_tiles, matvec_tiles, pointwise_tiles,
-                                                  softmax_tiles, transform_tiles, transpose_tiles, unit_tiles)
+from estuary.backends.llvm_cpu import contract
+from estuary.backends.llvm_cpu.tile_rules import (PIPELINE, TRANSFORM_ROWS, TRANSFORM_TERMS, batch_mmt4d_tiles,
+                                                  blocked_pointwise_tiles, column_sum_tiles, conv_tiles,
+                                                  depthwise_tiles, image_conv_tiles, inner_vector, matvec_tiles,
+                                                  pointwise_tiles, reduction_rows, softmax_tiles, transform_tiles,
+                                                  transpose_tiles, unit_tiles)
 
 _KEYS = ("distribution", "vector_common_parallel", "vector_reduction", "vector_inner_parallel")
 _POINTWISE_MAPS = ("(d0, d1, d2, d3) -> (d3, d2)", "(d0, d1, d2, d3) -> (d0, d1, d2)")
@@ -74,7 +76,7 @@ def _retune_unit_products(func, lanes, workers):
     """Give a dispatch rooted at a column-vector product `unit_tiles`, and every other op in it
     (its fill and fused consumers: an LSTM's gate math) the same column vector steps."""
     ops = [op for op in _blocks(func) if "lowering_config" in op.attributes]
-    roots = [op for op in ops if UNIT_TAG in op.attributes and op.results]
+    roots = [op for op in ops if contract.marked(op, contract.UNIT_MATVEC) and op.results]
     if len(roots) != 1:
         return 0
     out = _shape(roots[0].results[0])
@@ -266,14 +268,14 @@ def _blocks(op):
 
 def _is_pointwise(op):
     """A 1x1 convolution as passes/lowering/pointwise.py builds it: loops (oh, ow, f, c), weights
-    [C, F]. Matched by shape, since IREE rebuilds the op (dropping its tag) when it folds the
-    unit batch dimension."""
+    [C, F]. Matched by shape (IREE rebuilds the op, dropping any mark, when it folds the unit
+    batch dimension)."""
     return _product_with_maps(op, _POINTWISE_MAPS)
 
 
 def _is_blocked_pointwise(op, out):
-    """A 1x1 convolution with blocked weights as passes/lowering/pointwise.py builds it on AVX2
-    (`out` is its result shape), matched by shape as `_is_pointwise` is."""
+    """A 1x1 convolution with blocked weights as lowering/pointwise.py builds it on AVX2 and
+    AVX-512 (`out` is its result shape), matched by shape as `_is_pointwise` is."""
     return out is not None and len(out) in _BLOCKED_MAPS and _product_with_maps(op, _BLOCKED_MAPS[len(out)])
 
 
@@ -319,7 +321,7 @@ def _retune_function(func, conv, lanes, workers):
         out = _shape(op.results[0])
         if op.name == "linalg.batch_mmt4d":
             choice = batch_mmt4d_tiles(out, *lists, workers=workers)
-        elif MATVEC_TAG in op.attributes:
+        elif contract.marked(op, contract.MATVEC):
             reduced = _shape(op.operands[0]) if op.operands else None
             extents = out + [reduced[-1]] if reduced and out is not None else None
             choice = matvec_tiles(reduced[-1], *lists, extents=extents, workers=workers) if reduced else None

@@ -30,14 +30,12 @@ ROW_WORKGROUP_PIXELS = 98  # ... and at widths 8-14 (one register tile per row):
 FULL_WINDOW = 576      # KH*KW*C those were measured for (3x3x64); smaller windows: see _work_factor
 SOFTMAX_ROWS = 2      # softmax rows per vector step (IREE: 8)
 SOFTMAX_VECTOR = 128  # softmax row elements per vector op (IREE: 16)
-MATVEC_TAG = "estuary.matvec"   # set by passes/lowering/matvec.py on one-row products
-UNIT_TAG = "estuary.unit_matvec"  # ... on its column-vector form (matvec.unit_products)
-UNIT_REDUCTION = 8    # reduction steps per vector step there
+UNIT_REDUCTION = 8    # reduction steps per vector step of the column-vector form (lowering/matvec.unit_products)
 UNIT_GROUPS_PER_WORKER = 2  # workgroups per worker there
 MATVEC_VECTOR = 256   # reduction elements per vector op (IREE: 16)
 TRANSPOSE_CHANNELS = 4  # image inputs with at most this many channels get `transpose_tiles`
 TRANSPOSE_ROWS = 8    # image rows per workgroup there, at least (`balanced_rows`)
-WINOGRAD_BATCH = 36   # the 6x6 tile positions of passes/lowering/winograd.py
+WINOGRAD_BATCH = 36   # the 6x6 tile positions of lowering/winograd.py
 WINOGRAD_GROUPS_PER_WORKER = 3  # workgroups per worker there, each of whole batches
 TRANSFORM_TERMS = 3   # a Winograd transform pass sums 6 coefficient-weighted inputs (winograd.py `_combine`)
 TRANSFORM_ROWS = 8    # ... over 6 (input) or 4 (output) transform rows: the vector size along them
@@ -250,7 +248,7 @@ def _pointwise_tiles_avx2(out_shape: list[int], distribution: list[int], workers
 def pointwise_block(height: int, width: int, channels: int, lanes: int | None, strided: bool = False,
                     projection: bool = False) -> int | None:
     """Output channels per weight block for a 1x1 product of `channels` outputs, `height` x
-    `width` pixels (pointwise.py stores its weights [F / block, C, block]), or None for [C, F]
+    `width` pixels (lowering/pointwise.py stores its weights [F / block, C, block]), or None for [C, F]
     weights. AVX2: AVX2_LANES, at least BLOCKED_MIN_AVX2 channels, even widths. AVX-512:
     WIDE_LANES (CHANNELS at width <= SMALL_WIDTH), at least BLOCKED_MIN_AVX512 channels, where
     `_blocked_pixels` has a register tile (IREE folds an unstrided product's pixel loops).
@@ -294,7 +292,7 @@ def _blocked_pixels(pixels: list[int], block: int) -> int | None:
 
 def blocked_pointwise_tiles(out_shape: list[int], distribution: list[int], lanes: int = 8,
                             workers: int = REFERENCE_WORKERS) -> tuple[list[int], ...] | None:
-    """The tiles for a 1x1 convolution with blocked weights (pointwise.py, loops oh, ow, f // B,
+    """The tiles for a 1x1 convolution with blocked weights (lowering/pointwise.py, loops oh, ow, f // B,
     f % B, c; IREE folds unstrided oh, ow into one pixel loop): a register tile of AVX2_PIXELS
     pixels (AVX-512: `_blocked_pixels`) x one block of B channels, AVX2_UNROLL input channels a
     step (AVX-512: REDUCTION_UNROLL, POINTWISE_UNROLL for 64-channel blocks), as for [C, F]
@@ -357,7 +355,7 @@ def batch_mmt4d_tiles(out_shape: list[int] | None, distribution: list[int], vect
 
 def transform_tiles(extents: list[int], coef_dim: int, distribution: list[int],
                     vector: list[int]) -> tuple[list[int], list[int]] | None:
-    """Tiles for a Winograd transform pass (passes/lowering/winograd.py `_combine`: sum_k
+    """Tiles for a Winograd transform pass (lowering/winograd.py `_combine`: sum_k
     coef_k[d] * x_k with the coefficient vectors indexed by loop `coef_dim`), or None to keep
     IREE's. IREE vectorizes the channels with one transform row per step and splits the rows
     across workgroups, so every workgroup re-reads the whole input for its row. Here each vector
@@ -392,9 +390,9 @@ def winograd_groups(workers: int = REFERENCE_WORKERS) -> int:
 
 def matvec_tiles(k: int, distribution: list[int], vector: list[int], reduction: list[int],
                  extents: list[int] | None = None, workers: int = REFERENCE_WORKERS) -> Tiles | None:
-    """The tile choice for a tagged recurrent product: one output row per vector step and the
-    reduction (extent `k`) as the vector, or None to keep IREE's; `extents` (the loop extents,
-    when known) lets a single tiled loop's workgroups be `balanced`."""
+    """The tile choice for a one-row product marked MATVEC (contract.py): one output row per vector
+    step and the reduction (extent `k`) as the vector, or None to keep IREE's; `extents` (the
+    loop extents, when known) lets a single tiled loop's workgroups be `balanced`."""
     if not (len(distribution) == len(vector) == len(reduction)) or sum(1 for r in reduction if r) != 1:
         return None
     return (_balanced_distribution(distribution, extents, workers), [0 if r else 1 for r in reduction],
@@ -402,13 +400,13 @@ def matvec_tiles(k: int, distribution: list[int], vector: list[int], reduction: 
 
 
 def unit_width(lanes: int | None) -> int | None:
-    """Output columns per vector step of the column-vector form (matvec.unit_products) on a CPU
+    """Output columns per vector step of the column-vector form (lowering/matvec.unit_products) on a CPU
     with `lanes` float32 lanes (two registers), or None when the target is unknown."""
     return 2 * lanes if lanes else None
 
 
 def unit_tiles(out_shape: list[int] | None, lanes: int, workers: int = REFERENCE_WORKERS) -> Tiles | None:
-    """The tiles for a column-vector product (matvec.unit_products, loops block, column, k; every
+    """The tiles for a column-vector product (lowering/matvec.unit_products, loops block, column, k; every
     result [blocks, 2 * lanes], or [2 * lanes] where IREE dropped a single block): all columns of
     a block per vector step, UNIT_REDUCTION reduction steps each, workgroups of whole blocks,
     UNIT_GROUPS_PER_WORKER per worker where the blocks divide so; None for other shapes (IREE's
