@@ -513,19 +513,6 @@ def test_one_row_product_matches_onnxruntime(tmp_path, k, n, column):
         np.testing.assert_allclose(estuary.load(art).run(feeds)["y"], ref, rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.parametrize("features, lanes", [
-    ("+avx,+avx2,+fma", 8),
-    ("+avx2,+avx512f,+avx512bw", 16),
-    # IREE's `host` target on a VM that hides AVX-512: the CPU name's features, then the host's
-    ("+avx2,+avx512f,+fma,+avx2,-avx512f", 8),
-    ("+sse4.2,+popcnt", None),
-    ("", None),
-])
-def test_vector_lanes_of_a_target(features, lanes):
-    target = f'#hal.executable.target<"llvm-cpu", "embedded-elf-x86_64", {{cpu = "x", cpu_features = "{features}"}}>'
-    assert retune.vector_lanes(target) == lanes
-
-
 def test_depthwise_rule():
     """A depthwise convolution at most 7 wide whose register tile does not divide the row (IREE's
     2 pixels on AVX2) takes the whole row; others keep IREE's tiles."""

@@ -1,8 +1,9 @@
 """Applies the tile policy (tile_rules.py) to a module IREE has configured: finds each dispatch's
 root op by its shape and indexing maps (or by the marks of contract.py), reads IREE's
 `lowering_config`, and writes the rule's choice back. Runs between IREE's
-`executable-configurations` phase and code generation (phases.py), on every AVX-512 or AVX2
-llvm-cpu variant."""
+`executable-configurations` phase and code generation (phases.py), with the vector lanes and
+worker count of the compile options (the limits on every CPU, the measured rules on AVX-512 and
+AVX2)."""
 import re
 
 from iree.compiler import ir
@@ -346,58 +347,40 @@ def _retune_function(func, conv, lanes, workers):
     return changed
 
 
-def vector_lanes(target):
-    """float32 lanes of the widest vector registers an llvm-cpu variant's target attribute
-    enables: 16 with AVX-512, 8 with AVX2, else None (no rule here was measured there)."""
-    features = re.search(r'cpu_features = "([^"]*)"', target)
-    features = set(features.group(1).split(",")) if features else set()
-    if "-avx512f" not in features and "+avx512f" in features:
-        return 16
-    if "-avx2" not in features and "+avx2" in features:
-        return 8
-    return None
-
-
-def native_lanes(target):
-    """float32 lanes of an llvm-cpu variant's native vector size (any CPU IREE targets: SSE,
-    AVX, NEON, SVE...), else None."""
-    size = re.search(r"native_vector_size = (\d+)", target)
-    return max(1, int(size.group(1)) // 4) if size else None
-
-
-def retune(module, workers, measured=True):
+def retune(module, lanes, workers, measured):
     """Rewrite the tiles of every llvm-cpu variant in a module configured by IREE (phase
-    `executable-configurations`) for `workers` CPU workers; returns how many dispatches changed.
+    `executable-configurations`) for a CPU with `lanes` float32 vector lanes
+    (`CompileOptions.cpu_lanes`; None: unknown, IREE's tiles stay) and `workers` CPU workers;
+    returns how many dispatches changed.
 
     On every CPU, dispatches rooted at a row reduction get tiles that fit IREE's stack and vector
     limits (`_retune_reduction_consumers`). The measured rules (convolutions, recurrent products,
-    softmax, Winograd transforms) apply to AVX-512 and AVX2 variants only; elsewhere IREE's own
-    choices stand, as they do everywhere without `measured` (`--disable-pass cpu-tiles`).
-    Workgroup counts are `tile_rules.balanced` for `workers`."""
+    softmax, Winograd transforms) apply with `measured` (`CompileOptions.retile`: `cpu-tiles` on
+    an AVX-512 or AVX2 CPU); elsewhere IREE's own choices stand. Workgroup counts are
+    `tile_rules.balanced` for `workers`."""
     changed = 0
+    tiled = lanes if measured else None
 
-    def visit(op, lanes, native):
+    def visit(op, in_variant):
         nonlocal changed
-        if op.name == "hal.executable.variant":
-            target = str(op.attributes["target"])
-            lanes, native = vector_lanes(target) if measured else None, native_lanes(target)
+        in_variant = in_variant or op.name == "hal.executable.variant"
         if op.name == "func.func":
             info = op.attributes["translation_info"] if "translation_info" in op.attributes else None
-            if info is None:
+            if info is None or not in_variant:
                 return
-            if native:
-                changed += _retune_reduction_consumers(op, native)
             if lanes:
+                changed += _retune_reduction_consumers(op, lanes)
+            if tiled:
                 softmax = "_softmax_" in str(op.attributes["sym_name"])  # IREE names dispatches by their root op
                 if softmax:
                     changed += _retune_softmax(op)
                 else:
-                    changed += (_retune_unit_products(op, lanes, workers) or _retune_transform(op)
-                                or _retune_column_sum(op, lanes, workers)
-                                or _retune_function(op, PIPELINE in str(info), lanes, workers))
+                    changed += (_retune_unit_products(op, tiled, workers) or _retune_transform(op)
+                                or _retune_column_sum(op, tiled, workers)
+                                or _retune_function(op, PIPELINE in str(info), tiled, workers))
             return
         for child in _blocks(op):
-            visit(child, lanes, native)
+            visit(child, in_variant)
 
-    visit(module, None, None)
+    visit(module, False)
     return changed
