@@ -327,7 +327,7 @@ def _retune_function(func, conv, lanes, workers):
             extents = out + [reduced[-1]] if reduced and out is not None else None
             choice = matvec_tiles(reduced[-1], *lists, extents=extents, workers=workers) if reduced else None
         elif _is_blocked_pointwise(op, out):
-            choice = blocked_pointwise_tiles(out, lists[0], lanes, workers)
+            choice = blocked_pointwise_tiles(out, lists[0], lanes=lanes, workers=workers)
         elif _is_pointwise(op):
             choice = pointwise_tiles(out, *lists, lanes=lanes, workers=workers) if out is not None else None
         elif conv and len(op.results) == 1:
