@@ -26,8 +26,8 @@ def _execute(session: Any, module_op: Any, context: Any, options: CompileOptions
              stats: dict[str, Any]) -> tuple[bool, Any, Any]:
     """Run IREE's pipeline; for llvm-cpu in two phases around the retuning of its tile choices
     (the limits always, the measured rules with `options.retile`)."""
-    phased = phases.phased_compile(session, module_op, context, options.workers, options.retile) \
-        if targets.get(options.target).retunes else None
+    phased = phases.phased_compile(session, module_op, context, options) if targets.get(options.target).retunes \
+        else None
     if phased is not None:
         ok, inv, stats["cpu_tiles"], keep = phased
         return ok, inv, keep

@@ -17,7 +17,9 @@ def create_options(target: str = "llvm-cpu", *, cpu: str = "host", optimize: boo
            disable_passes: tuple[str, ...] | list[str] | frozenset[str] = (), workers: int | None = None,
            extra_flags: tuple[str, ...] | list[str] = (), precision: str = "fp32") -> CompileOptions:
     """Options for compiling for `target`: `optimize=None` means on unless ESTUARY_OPTIMIZE=0
-    (the test suite's passes-off run); `workers=None` means `default_workers(cpu)`."""
+    (the test suite's passes-off run); `workers=None` means `default_workers(cpu)`. For llvm-cpu
+    the CPU's vector lanes come from host.py, always (the limits on IREE's tiles use them), and
+    `retile` (the measured forms and tile rules) holds on AVX2 and AVX-512 CPUs only."""
     kind = targets.get(target)  # unknown target: a clear error before anything else
     if optimize is None:
         optimize = os.environ.get("ESTUARY_OPTIMIZE", "1") != "0"
@@ -28,17 +30,18 @@ def create_options(target: str = "llvm-cpu", *, cpu: str = "host", optimize: boo
     if precision not in PRECISIONS:
         raise EstuaryError(f"unknown precision {precision!r}; choose one of {', '.join(PRECISIONS)}")
     disabled = frozenset(disable_passes)
-    cpu_forms = target == "llvm-cpu" and optimize
-    retile = cpu_forms and "cpu-tiles" not in disabled
+    llvm_cpu = target == "llvm-cpu"
+    cpu_forms = llvm_cpu and bool(optimize)
     return CompileOptions(target=target, cpu=cpu, optimize=bool(optimize), disabled=disabled,
-                          cpu_lanes=host.vector_lanes(cpu) if retile else None,
-                          winograd=cpu_forms and "cpu-winograd" not in disabled, retile=retile,
+                          cpu_lanes=host.vector_lanes(cpu) if llvm_cpu else None,
+                          winograd=cpu_forms and "cpu-winograd" not in disabled,
+                          retile=cpu_forms and "cpu-tiles" not in disabled and host.measured(cpu),
                           workers=workers, extra_flags=tuple(extra_flags), precision=precision, gpu=kind.gpu)
 
 
 def parse_options(text: str, base: CompileOptions | None = None) -> CompileOptions:
     """Options in MLIR's textual pass-option form, space-separated `key=value` pairs:
-    `target=vulkan-spirv cpu-lanes=8 winograd=true disable=nn-cse,nn-dce workers=4`."""
+    `target=vulkan-spirv cpu-lanes=8 retile=true winograd=true disabled=nn-cse,nn-dce workers=4`."""
     base = base or CompileOptions()
     changes: dict[str, object] = {}
     for item in text.split():

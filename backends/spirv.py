@@ -26,6 +26,7 @@ from iree.compiler import ir
 from iree.compiler.dialects import util
 
 from estuary.passes import register
+from estuary.passes.lowering import register_target
 
 if TYPE_CHECKING:
     from estuary.base.options import CompileOptions
@@ -117,3 +118,8 @@ def spirv_isolate_reductions(nn: Any, options: CompileOptions) -> dict[str, Any]
     optimization barrier."""
     with nn.context, ir.Location.unknown():
         return {"isolated_reductions": isolate_outer_reductions(nn.module)}
+
+
+# The SPIR-V targets lower with the generic rules (their GPU forms follow `CompileOptions.gpu`).
+register_target("vulkan-spirv")
+register_target("metal-spirv")

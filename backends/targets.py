@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from estuary.backends import abi, llvm_cpu, spirv
 from estuary.base.options import CompileOptions
 from estuary.base.errors import EstuaryError
+from estuary.passes.lowering import register_target
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,13 @@ TARGETS = {t.name: t for t in (
     Target("metal-spirv", "metal", ("--iree-hal-target-device=metal",), gpu=True,
            after_lowering=("spirv-isolate-reductions",)),
 )}
+
+
+# cuda and rocm have no backend module of their own (their Target entry above is all there is):
+# they lower with the generic rules. llvm-cpu and the SPIR-V targets declare themselves in
+# llvm_cpu/lowering/ and spirv.py, imported above.
+register_target("cuda")
+register_target("rocm")
 
 
 def get(name: str) -> Target:

@@ -4,7 +4,8 @@ globals or from the compiling machine once made).
 
 This is plain data. `estuary.backends.options.create_options` makes one for a target (resolving the
 target's kind, the CPU's vector width and the worker count), `parse_options` reads MLIR's textual pass-
-option form (`estuary-opt --lower-nn-to-tosa="target=vulkan-spirv cpu-lanes=8"`).
+option form (`estuary-opt --lower-nn-to-tosa="cpu-lanes=8 retile=true"`). Options made by hand carry
+what they say: without `cpu_lanes` an llvm-cpu compile keeps IREE's own tiles everywhere.
 """
 from __future__ import annotations
 
@@ -40,9 +41,12 @@ class CompileOptions:
     cpu: str = "host"  # llvm-cpu target CPU as given (`host`, an LLVM CPU name or x86-64-vN)
     optimize: bool = True  # the nn-level optimization passes
     disabled: frozenset[str] = frozenset()  # optional passes switched off by name
-    cpu_lanes: int | None = None  # float32 vector lanes the CPU lowering forms are built for; None: IREE's forms
+    # float32 lanes of the llvm-cpu target CPU's vector registers (create_options: backends/llvm_cpu/host.py,
+    # the one source of the vector width for the lowering forms and the tile rules); None: unknown
+    cpu_lanes: int | None = None
     winograd: bool = False  # 3x3 convolutions in Winograd form (llvm-cpu)
-    retile: bool = False  # cpu-tiles: rewrite IREE's tile choices between configuration and code generation
+    # cpu-tiles: the measured llvm-cpu lowering forms and tile rules (on an AVX2 or AVX-512 CPU, optimizing)
+    retile: bool = False
     workers: int = 0  # CPU worker count the tile rules balance workgroups for; 0: default_workers(cpu)
     extra_flags: tuple[str, ...] = ()  # IREE flags appended to the target's
     precision: str = "fp32"  # inputs of matmuls and convolutions: fp32, or bf16/fp16 (float32 accumulation)
@@ -51,3 +55,9 @@ class CompileOptions:
     def __post_init__(self) -> None:
         if not self.workers:
             object.__setattr__(self, "workers", default_workers(self.cpu))
+
+    @property
+    def tile_lanes(self) -> int | None:
+        """The float32 lanes the measured llvm-cpu forms and tile rules are built for: `cpu_lanes`
+        (8: AVX2, 16: AVX-512) with `retile`, else None (the generic forms, IREE's tiles)."""
+        return self.cpu_lanes if self.retile else None

@@ -4,6 +4,20 @@ import sys
 import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))  # tests import `helpers`
+sys.path.insert(1, os.path.dirname(os.path.dirname(__file__)))  # and `benchmarks.*` (the zoo's converters)
+
+
+def pytest_configure(config):
+    """torchvision beside torch's CPU wheel needs its failing fake-kernel registrations skipped
+    before anything imports it (transformers does): benchmarks/zoo/compat.py."""
+    try:
+        from benchmarks.zoo import compat
+    except ImportError:  # torch not installed: the tests that need it skip
+        return
+    try:
+        compat.torchvision()
+    except ImportError:
+        pass
 
 if "ESTUARY_CACHE" not in os.environ:  # the suite's compile-cache entries never land in ~/.cache/estuary
     import tempfile

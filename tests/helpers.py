@@ -24,7 +24,7 @@ def tile_lanes():
     resolves to): 16 with AVX-512, 8 with AVX2, else None (IREE's tiles stay)."""
     from estuary.backends.llvm_cpu import host as host_cpu
 
-    return host_cpu.vector_lanes("host")
+    return host_cpu.vector_lanes("host") if host_cpu.measured("host") else None
 
 
 def graph(inputs, operators, outputs, constants=None):

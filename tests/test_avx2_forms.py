@@ -1,6 +1,6 @@
 """The AVX2 lowering forms (compiled for x86-64-v3, which any AVX2 host runs), against
-onnxruntime: narrow convolutions as im2col + matmul (passes/lowering/im2col.py) and narrow 1x1
-convolutions as a plain matmul (passes/lowering/pointwise.py)."""
+onnxruntime: narrow convolutions as im2col + matmul (backends/llvm_cpu/lowering/im2col.py) and
+narrow 1x1 convolutions as a plain matmul (backends/llvm_cpu/lowering/pointwise.py)."""
 import os
 import sys
 
@@ -15,7 +15,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "benchmarks"))
 import models  # noqa: E402
 import onnx_to_webnn  # noqa: E402
 
-pytestmark = pytest.mark.skipif(host_cpu.vector_lanes("host") is None, reason="needs an x86-64 host with AVX2")
+pytestmark = pytest.mark.skipif(not host_cpu.measured("host"), reason="needs an x86-64 host with AVX2")
 
 
 def _run(tmp_path, build, shape, seed):
@@ -64,7 +64,7 @@ def test_narrow_pointwise_convolution(tmp_path, hw, pool, batch):
 def test_forms_follow_the_optimization_switch(tmp_path, monkeypatch):
     """The AVX2 lowering forms are optimizations: off with the passes or with cpu-tiles (the plain
     TOSA forms). Spies on the lanes the convolution rule hands the im2col form."""
-    from estuary.passes.lowering import im2col
+    from estuary.backends.llvm_cpu.lowering import im2col
 
     seen = []
     real = im2col.weights

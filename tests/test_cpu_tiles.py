@@ -19,6 +19,11 @@ import onnx_to_webnn  # noqa: E402
 from helpers import tile_lanes, onnx_model_case  # noqa: E402
 
 IREE_7x7 = ([0, 1, 7, 64, 0, 0, 0], [1, 1, 7, 16, 0, 0, 0], [0, 0, 0, 0, 1, 1, 8])
+# The rules take the lanes and the worker count explicitly (CompileOptions.cpu_lanes, .workers);
+# these cases are the 2-vCPU machines the rules were measured on
+WORKERS = 2
+AVX512 = {"lanes": 16, "workers": WORKERS}
+AVX2 = {"lanes": 8, "workers": WORKERS}
 
 
 def test_workgroup_counts_split_evenly():
@@ -27,27 +32,30 @@ def test_workgroup_counts_split_evenly():
     Claimed one at a time, a count is planned in two shares per worker (`plan_workers`); without
     `split` any multiple of the workers will do."""
     counts = (1, 6, 8, 12, 14, 16, 25, 28, 32, 36, 56, 112)
-    assert [n for n in counts if tile_rules.balanced(n)] == [8, 12, 16, 32, 112]
-    assert [n for n in counts if tile_rules.balanced(n, split=False)] == [6, 8, 12, 14, 16, 32, 112]
+    assert [n for n in counts if tile_rules.balanced(n, workers=WORKERS)] == [8, 12, 16, 32, 112]
+    assert [n for n in counts if tile_rules.balanced(n, workers=WORKERS, split=False)] == [6, 8, 12, 14, 16, 32, 112]
     assert tile_rules.balanced(16, workers=4) and not tile_rules.balanced(12, workers=4)
-    assert tile_rules.balanced_rows(7, 1, 8) == 7       # 7 rows x 8 channel blocks: 56 -> 8 workgroups
-    assert tile_rules.balanced_rows(224, 8) == 14       # the image transpose: 28 -> 16
-    assert tile_rules.balanced_rows(250, 10, split=False) == 25  # a 1000-class classifier's 250-row blocks: 25 -> 10
-    assert tile_rules.balanced_rows(256, 32) == 32      # already 8
-    assert tile_rules.balanced_rows(31, 8) == 8         # nothing balances: unchanged
+    assert tile_rules.balanced_rows(7, 1, 8, workers=WORKERS) == 7       # 7 rows x 8 channel blocks: 56 -> 8 workgroups
+    assert tile_rules.balanced_rows(224, 8, others=1, workers=WORKERS) == 14       # the image transpose: 28 -> 16
+    # a 1000-class classifier's 250-row blocks: 25 -> 10
+    assert tile_rules.balanced_rows(250, 10, others=1, workers=WORKERS, split=False) == 25
+    assert tile_rules.balanced_rows(256, 32, others=1, workers=WORKERS) == 32      # already 8
+    assert tile_rules.balanced_rows(31, 8, others=1, workers=WORKERS) == 8         # nothing balances: unchanged
 
 
 def test_rule_widens_small_image_tiles():
     """Width <= 7: 7-pixel x 64-channel register tiles in workgroups of all rows x 64 channels
     when those blocks balance between the workers; otherwise balanced groups of rows x 64
     channels."""
-    assert tile_rules.conv_tiles([1, 7, 7, 512], *IREE_7x7) == (
+    assert tile_rules.conv_tiles([1, 7, 7, 512], *IREE_7x7, **AVX512) == (
         [0, 7, 7, 64, 0, 0, 0], [1, 1, 7, 64, 0, 0, 0], [0, 0, 0, 0, 1, 1, 4])
-    assert tile_rules.conv_tiles([1, 7, 7, 256], *IREE_7x7)[0] == [0, 7, 7, 64, 0, 0, 0]
-    assert tile_rules.conv_tiles([1, 7, 7, 128], *IREE_7x7)[0] == [0, 1, 7, 64, 0, 0, 0]  # 2 blocks: not 4 shares
-    assert tile_rules.conv_tiles([1, 7, 7, 192], *IREE_7x7)[0] == [0, 1, 7, 64, 0, 0, 0]  # 3 blocks: by rows
-    assert tile_rules.conv_tiles([1, 7, 7, 64], *IREE_7x7)[0] == [0, 1, 7, 64, 0, 0, 0]  # 7 rows: nothing balances
-    assert tile_rules.conv_tiles([1, 7, 7, 512], *IREE_7x7, workers=1) == (
+    assert tile_rules.conv_tiles([1, 7, 7, 256], *IREE_7x7, **AVX512)[0] == [0, 7, 7, 64, 0, 0, 0]
+    # 2 blocks: not 4 shares
+    assert tile_rules.conv_tiles([1, 7, 7, 128], *IREE_7x7, **AVX512)[0] == [0, 1, 7, 64, 0, 0, 0]
+    assert tile_rules.conv_tiles([1, 7, 7, 192], *IREE_7x7, **AVX512)[0] == [0, 1, 7, 64, 0, 0, 0]  # 3 blocks: by rows
+    # 7 rows: nothing balances
+    assert tile_rules.conv_tiles([1, 7, 7, 64], *IREE_7x7, **AVX512)[0] == [0, 1, 7, 64, 0, 0, 0]
+    assert tile_rules.conv_tiles([1, 7, 7, 512], *IREE_7x7, lanes=16, workers=1) == (
         [0, 7, 7, 64, 0, 0, 0], [1, 1, 7, 64, 0, 0, 0], [0, 0, 0, 0, 1, 1, 4])
 
 
@@ -69,17 +77,17 @@ def test_rule_widens_small_image_tiles():
      ([0, 7, 56, 64, 0, 0, 0], [1, 1, 8, 32, 0, 0, 0], [0, 0, 0, 0, 1, 1, 8])),
 ])
 def test_rule_for_wider_images(shape, iree_tiles, tiles):
-    assert tile_rules.conv_tiles(shape, *iree_tiles) == tiles
-    assert tile_rules.conv_tiles(shape, *iree_tiles, window=3 * 3 * 64) == tiles
+    assert tile_rules.conv_tiles(shape, *iree_tiles, **AVX512) == tiles
+    assert tile_rules.conv_tiles(shape, *iree_tiles, **AVX512, window=3 * 3 * 64) == tiles
 
 
 def test_rule_scales_workgroups_for_small_windows():
     """A 7x7 stem over 3 channels (147 multiply-adds per output, a quarter of 3x3x64) gets twice
     the pixels per workgroup: 7 rows of 112 instead of 3."""
     iree = ([0, 4, 112, 64, 0, 0, 0], [1, 1, 8, 16, 0, 0, 0], [0, 0, 0, 0, 1, 1, 8])
-    assert tile_rules.conv_tiles([1, 112, 112, 64], *iree, window=7 * 7 * 3)[0] == [0, 7, 112, 64, 0, 0, 0]
-    assert tile_rules.conv_tiles([1, 112, 112, 64], *iree)[0] == [0, 3, 112, 64, 0, 0, 0]
-    assert tile_rules.conv_tiles([1, 56, 56, 64], *iree, window=3 * 3 * 128)[0] == [0, 7, 56, 64, 0, 0, 0]
+    assert tile_rules.conv_tiles([1, 112, 112, 64], *iree, **AVX512, window=7 * 7 * 3)[0] == [0, 7, 112, 64, 0, 0, 0]
+    assert tile_rules.conv_tiles([1, 112, 112, 64], *iree, **AVX512)[0] == [0, 3, 112, 64, 0, 0, 0]
+    assert tile_rules.conv_tiles([1, 56, 56, 64], *iree, **AVX512, window=3 * 3 * 128)[0] == [0, 7, 56, 64, 0, 0, 0]
     assert [tile_rules._work_factor(w) for w in (None, 147, 288, 576, 4608)] == [1, 2, 2, 1, 1]
 
 
@@ -90,29 +98,30 @@ def test_rule_scales_workgroups_for_small_windows():
     ([1, 7, 7, 512], ([0, 1, 7, 64, 0, 0], [1, 1, 7, 16, 0, 0], [0, 0, 0, 0, 1, 3])),  # depthwise
 ])
 def test_rule_keeps_iree_tiles(shape, tiles):
-    assert tile_rules.conv_tiles(shape, *tiles) is None
+    assert tile_rules.conv_tiles(shape, *tiles, **AVX512) is None
 
 
 def test_pointwise_rule():
     iree = ([7, 14, 64, 0], [1, 7, 16, 0], [0, 0, 0, 16])
-    assert tile_rules.pointwise_tiles([14, 14, 512], *iree) == ([7, 14, 64, 0], [1, 7, 32, 0], [0, 0, 0, 4])
-    assert tile_rules.pointwise_tiles([7, 7, 1024], [7, 7, 64, 0], [1, 7, 16, 0], [0, 0, 0, 16]) == (
+    assert tile_rules.pointwise_tiles([14, 14, 512], *iree, **AVX512) == ([7, 14, 64, 0], [1, 7, 32, 0], [0, 0, 0, 4])
+    assert tile_rules.pointwise_tiles([7, 7, 1024], [7, 7, 64, 0], [1, 7, 16, 0], [0, 0, 0, 16], **AVX512) == (
         [7, 7, 64, 0], [1, 7, 64, 0], [0, 0, 0, 2])
     # wider than 14: about 392 pixels (7 rows of 56: 16 workgroups, where 4 rows made 28, 16 / 12)
-    assert tile_rules.pointwise_tiles([56, 56, 128], [8, 56, 64, 0], [1, 8, 16, 0], [0, 0, 0, 16]) == (
+    assert tile_rules.pointwise_tiles([56, 56, 128], [8, 56, 64, 0], [1, 8, 16, 0], [0, 0, 0, 16], **AVX512) == (
         [7, 56, 64, 0], [1, 8, 32, 0], [0, 0, 0, 4])
     # none balances from 14 rows up (6 or 3 workgroups): the most rows below that do (12)
-    assert tile_rules.pointwise_tiles([28, 28, 192], [4, 28, 64, 0], [1, 7, 16, 0], [0, 0, 0, 16])[0] == [7, 28, 64, 0]
-    assert tile_rules.pointwise_tiles([14, 14, 96], *iree) is None      # channels not a multiple of 64
-    assert tile_rules.pointwise_tiles([14, 14, 512], iree[0], [1, 7, 8, 0], iree[2]) is None  # not AVX-512
+    assert tile_rules.pointwise_tiles([28, 28, 192], [4, 28, 64, 0], [1, 7, 16, 0], [0, 0, 0, 16],
+                                      **AVX512)[0] == [7, 28, 64, 0]
+    assert tile_rules.pointwise_tiles([14, 14, 96], *iree, **AVX512) is None      # channels not a multiple of 64
+    assert tile_rules.pointwise_tiles([14, 14, 512], iree[0], [1, 7, 8, 0], iree[2], **AVX512) is None  # not AVX-512
 
 
 def test_transpose_rule():
     want = {"distribution": [3, 14, 224], "vector_common_parallel": [3, 1, 16]}
-    assert tile_rules.transpose_tiles([3, 224, 224]) == want
-    assert tile_rules.transpose_tiles([1, 31, 48])["vector_common_parallel"] == [1, 1, 16]
-    assert tile_rules.transpose_tiles([3, 56, 56]) is None    # not a whole number of 16-pixel vectors
-    assert tile_rules.transpose_tiles([16, 32, 32]) is None   # a feature map, not an image
+    assert tile_rules.transpose_tiles([3, 224, 224], workers=WORKERS) == want
+    assert tile_rules.transpose_tiles([1, 31, 48], workers=WORKERS)["vector_common_parallel"] == [1, 1, 16]
+    assert tile_rules.transpose_tiles([3, 56, 56], workers=WORKERS) is None    # not a whole number of 16-pixel vectors
+    assert tile_rules.transpose_tiles([16, 32, 32], workers=WORKERS) is None   # a feature map, not an image
 
 
 def test_winograd_product_rule_takes_six_batches():
@@ -120,10 +129,11 @@ def test_winograd_product_rule_takes_six_batches():
     columns per workgroup (12 workgroups, which two workers claim one at a time; 3 on one
     worker); other batched products keep IREE's workgroups."""
     iree = ([1, 1, 2, 0, 0, 0, 0], [1, 1, 1, 0, 16, 16, 0], [0, 0, 0, 1, 0, 0, 1])
-    assert tile_rules.batch_mmt4d_tiles([36, 13, 4, 16, 16], *iree) == ([3, 13, 0, 0, 0, 0, 0], iree[1], iree[2])
-    assert tile_rules.batch_mmt4d_tiles([36, 1, 16, 16, 16], *iree)[0] == [3, 1, 0, 0, 0, 0, 0]
+    assert tile_rules.batch_mmt4d_tiles([36, 13, 4, 16, 16], *iree, workers=WORKERS) == (
+        [3, 13, 0, 0, 0, 0, 0], iree[1], iree[2])
+    assert tile_rules.batch_mmt4d_tiles([36, 1, 16, 16, 16], *iree, workers=WORKERS)[0] == [3, 1, 0, 0, 0, 0, 0]
     assert tile_rules.batch_mmt4d_tiles([36, 1, 16, 16, 16], *iree, workers=1)[0] == [12, 1, 0, 0, 0, 0, 0]
-    assert tile_rules.batch_mmt4d_tiles([4, 8, 8, 16, 16], *iree) is None  # attention heads
+    assert tile_rules.batch_mmt4d_tiles([4, 8, 8, 16, 16], *iree, workers=WORKERS) is None  # attention heads
 
 
 def test_winograd_transform_rule():
@@ -140,10 +150,11 @@ def test_winograd_transform_rule():
 
 
 def test_matvec_rule_vectorizes_the_reduction():
-    assert tile_rules.matvec_tiles(256, [32, 0], [4, 0], [0, 16]) == ([32, 0], [1, 0], [0, 256])
-    assert tile_rules.matvec_tiles(1024, [1, 32, 0], [1, 4, 0], [0, 0, 16]) == ([1, 32, 0], [1, 1, 0], [0, 0, 256])
-    assert tile_rules.matvec_tiles(40, [8, 0], [4, 0], [0, 16])[2] == [0, 40]
-    assert tile_rules.matvec_tiles(256, [32, 0, 0], [4, 0, 0], [0, 16, 16]) is None  # two reductions
+    assert tile_rules.matvec_tiles(256, [32, 0], [4, 0], [0, 16], workers=WORKERS) == ([32, 0], [1, 0], [0, 256])
+    assert tile_rules.matvec_tiles(1024, [1, 32, 0], [1, 4, 0], [0, 0, 16], workers=WORKERS) == (
+        [1, 32, 0], [1, 1, 0], [0, 0, 256])
+    assert tile_rules.matvec_tiles(40, [8, 0], [4, 0], [0, 16], workers=WORKERS)[2] == [0, 40]
+    assert tile_rules.matvec_tiles(256, [32, 0, 0], [4, 0, 0], [0, 16, 16], workers=WORKERS) is None  # two reductions
 
 
 def _conv_net(hw, c, f, k, stride):
@@ -175,7 +186,7 @@ def test_convolution_matches_onnxruntime(tmp_path, hw, c, f, k, stride, retuned)
     # the direct convolutions (Winograd, which would take some of these, is tested on its own)
     on = estuary.compile(path, disable_passes=["cpu-winograd"])
     off = estuary.compile(path, disable_passes=["cpu-tiles", "cpu-winograd"])
-    # on AVX2 a convolution at most 7 wide is im2col and a matmul (passes/lowering/im2col.py)
+    # on AVX2 a convolution at most 7 wide is im2col and a matmul (backends/llvm_cpu/lowering/im2col.py)
     im2col = tile_lanes() == 8 and k > 1 and hw // stride <= 7
     assert on.stats["cpu_tiles"] == (retuned if tile_lanes() and not im2col else 0)
     assert off.stats["cpu_tiles"] == 0  # the limits every llvm-cpu compile gets leave convolutions alone
@@ -236,7 +247,7 @@ def test_inverted_residual_block_matches_onnxruntime(tmp_path, monkeypatch, hw, 
     convolution's result takes blocked weights on AVX-512 (`pointwise_block`, projection),
     with an odd count of blocks (160), before a residual add, and in 8- and 16-channel blocks
     (24 and 32 channels)."""
-    from estuary.passes.lowering import pointwise
+    from estuary.backends.llvm_cpu.lowering import pointwise
 
     asked = []
     monkeypatch.setattr(pointwise, "pointwise_block",
@@ -264,10 +275,11 @@ def test_pointwise_result_transposed_later_keeps_unblocked_weights(tmp_path, mon
     fuses that transpose into the product, so it keeps [C, F] weights (blocked, its writes went
     across the pixels: 14x14x512x512 on one core 7.3 ms against 0.99 ms). Followed by a depthwise
     convolution it may take blocks."""
-    from estuary.passes.lowering import pointwise
+    from estuary.backends.llvm_cpu.lowering import pointwise
 
     asked = []
-    monkeypatch.setattr(pointwise, "pointwise_block", lambda *a, **k: asked.append(a) or tile_rules.pointwise_block(*a, **k))
+    monkeypatch.setattr(pointwise, "pointwise_block",
+                        lambda *a, **k: asked.append(a) or tile_rules.pointwise_block(*a, **k))
     net, rng = models.Net(13), np.random.default_rng(113)
     x = rng.standard_normal((1, 32, 14, 14)).astype(np.float32)
     y = net.node("Relu", [net.conv("x", 32, 512, 1, 14, pad=0)])
@@ -380,30 +392,30 @@ def test_softmax_matches_onnxruntime(tmp_path, shape, retuned):
     ([1, 9, 9, 64], ([0, 1, 9, 64, 0, 0, 0], [1, 1, 3, 8, 0, 0, 0], [0, 0, 0, 0, 1, 1, 8]), None),  # odd, wider than 7
 ])
 def test_avx2_convolution_rule(shape, iree_tiles, tiles):
-    assert tile_rules.conv_tiles(shape, *iree_tiles, lanes=8) == tiles
+    assert tile_rules.conv_tiles(shape, *iree_tiles, **AVX2) == tiles
 
 
 def test_avx2_pointwise_rule():
-    assert tile_rules.pointwise_tiles([56, 56, 128], [8, 56, 64, 0], [1, 8, 8, 0], [0, 0, 0, 8], lanes=8) == (
+    assert tile_rules.pointwise_tiles([56, 56, 128], [8, 56, 64, 0], [1, 8, 8, 0], [0, 0, 0, 8], **AVX2) == (
         [1, 56, 64, 0], [1, 2, 32, 0], [0, 0, 0, 8])
-    assert tile_rules.pointwise_tiles([7, 7, 1024], [7, 7, 64, 0], [1, 7, 8, 0], [0, 0, 0, 8], lanes=8) == (
+    assert tile_rules.pointwise_tiles([7, 7, 1024], [7, 7, 64, 0], [1, 7, 8, 0], [0, 0, 0, 8], **AVX2) == (
         [7, 7, 64, 0], [1, 7, 16, 0], [0, 0, 0, 2])
-    assert tile_rules.pointwise_tiles([9, 9, 64], [1, 9, 64, 0], [1, 3, 8, 0], [0, 0, 0, 8], lanes=8) is None
-    assert tile_rules.pointwise_tiles([14, 14, 96], [7, 14, 32, 0], [1, 7, 8, 0], [0, 0, 0, 8], lanes=8) is None
+    assert tile_rules.pointwise_tiles([9, 9, 64], [1, 9, 64, 0], [1, 3, 8, 0], [0, 0, 0, 8], **AVX2) is None
+    assert tile_rules.pointwise_tiles([14, 14, 96], [7, 14, 32, 0], [1, 7, 8, 0], [0, 0, 0, 8], **AVX2) is None
 
 
 def test_avx2_blocked_pointwise_rule():
-    """Blocked 1x1 products (pointwise.py on AVX2): 2 pixels x one 32-channel block per register
+    """Blocked 1x1 products (lowering/pointwise.py on AVX2): 2 pixels x one 32-channel block per register
     tile, workgroups of two blocks; pixel loops IREE folded into one take groups of <= 98 pixels."""
     tiles = ([2, 1, 32, 0], [0, 0, 0, 8])
-    assert tile_rules.blocked_pointwise_tiles([196, 16, 32], [14, 16, 32, 0]) == ([98, 2, 0, 0], *tiles)
-    assert tile_rules.blocked_pointwise_tiles([784, 8, 32], [28, 8, 32, 0]) == ([98, 2, 0, 0], *tiles)
-    assert tile_rules.blocked_pointwise_tiles([8, 8, 4, 32], [1, 8, 4, 32, 0]) == (
+    assert tile_rules.blocked_pointwise_tiles([196, 16, 32], [14, 16, 32, 0], **AVX2) == ([98, 2, 0, 0], *tiles)
+    assert tile_rules.blocked_pointwise_tiles([784, 8, 32], [28, 8, 32, 0], **AVX2) == ([98, 2, 0, 0], *tiles)
+    assert tile_rules.blocked_pointwise_tiles([8, 8, 4, 32], [1, 8, 4, 32, 0], **AVX2) == (
         [1, 8, 2, 0, 0], [1, 2, 1, 32, 0], [0, 0, 0, 0, 8])
-    assert tile_rules.blocked_pointwise_tiles([196, 32, 16], [14, 16, 32, 0]) is None  # other block width
-    assert tile_rules.blocked_pointwise_tiles([49, 16, 32], [7, 16, 32, 0]) is None  # no even group of pixels
-    assert tile_rules.blocked_pointwise_tiles([196, 3, 32], [14, 3, 32, 0]) is None  # odd block count
-    assert tile_rules.blocked_pointwise_tiles([7, 7, 4, 32], [1, 7, 4, 32, 0]) is None  # odd width
+    assert tile_rules.blocked_pointwise_tiles([196, 32, 16], [14, 16, 32, 0], **AVX2) is None  # other block width
+    assert tile_rules.blocked_pointwise_tiles([49, 16, 32], [7, 16, 32, 0], **AVX2) is None  # no even group of pixels
+    assert tile_rules.blocked_pointwise_tiles([196, 3, 32], [14, 3, 32, 0], **AVX2) is None  # odd block count
+    assert tile_rules.blocked_pointwise_tiles([7, 7, 4, 32], [1, 7, 4, 32, 0], **AVX2) is None  # odd width
 
 
 def test_avx512_blocked_pointwise_rule():
@@ -411,20 +423,20 @@ def test_avx512_blocked_pointwise_rule():
     per register tile, 4 (2 for 64-channel blocks) input channels a step; folded pixel loops
     take `balanced` groups of <= 98 pixels."""
     rule = tile_rules.blocked_pointwise_tiles
-    assert rule([196, 16, 32], [14, 16, 32, 0], 16) == ([98, 2, 0, 0], [7, 1, 32, 0], [0, 0, 0, 4])
-    assert rule([49, 16, 64], [1, 16, 64, 0], 16) == ([49, 1, 0, 0], [7, 1, 64, 0], [0, 0, 0, 2])
-    assert rule([64, 16, 32], [8, 16, 32, 0], 16) == ([64, 2, 0, 0], [8, 1, 32, 0], [0, 0, 0, 4])
-    assert rule([7, 7, 8, 64], [1, 7, 8, 64, 0], 16) == ([7, 7, 1, 0, 0], [1, 7, 1, 64, 0], [0, 0, 0, 0, 2])
-    assert rule([8, 8, 16, 32], [1, 8, 16, 32, 0], 16) == ([1, 8, 2, 0, 0], [1, 8, 1, 32, 0], [0, 0, 0, 0, 4])
-    assert rule([25, 8, 64], [5, 8, 64, 0], 16) is None   # no tile of 7 or 8 pixels divides 25
-    assert rule([196, 16, 24], [14, 16, 32, 0], 16) is None  # not a block width of these rules
+    assert rule([196, 16, 32], [14, 16, 32, 0], **AVX512) == ([98, 2, 0, 0], [7, 1, 32, 0], [0, 0, 0, 4])
+    assert rule([49, 16, 64], [1, 16, 64, 0], **AVX512) == ([49, 1, 0, 0], [7, 1, 64, 0], [0, 0, 0, 2])
+    assert rule([64, 16, 32], [8, 16, 32, 0], **AVX512) == ([64, 2, 0, 0], [8, 1, 32, 0], [0, 0, 0, 4])
+    assert rule([7, 7, 8, 64], [1, 7, 8, 64, 0], **AVX512) == ([7, 7, 1, 0, 0], [1, 7, 1, 64, 0], [0, 0, 0, 0, 2])
+    assert rule([8, 8, 16, 32], [1, 8, 16, 32, 0], **AVX512) == ([1, 8, 2, 0, 0], [1, 8, 1, 32, 0], [0, 0, 0, 0, 4])
+    assert rule([25, 8, 64], [5, 8, 64, 0], **AVX512) is None   # no tile of 7 or 8 pixels divides 25
+    assert rule([196, 16, 24], [14, 16, 32, 0], **AVX512) is None  # not a block width of these rules
     # projections in 16- and 8-channel blocks: 16 pixels a register tile, 8 input channels a step
-    assert rule([784, 2, 16], [28, 2, 16, 0], 16) == ([16, 1, 0, 0], [16, 1, 16, 0], [0, 0, 0, 8])
-    assert rule([3136, 3, 8], [56, 3, 8, 0], 16) == ([64, 1, 0, 0], [16, 1, 8, 0], [0, 0, 0, 8])
-    assert rule([196, 16, 32], [14, 16, 32, 0]) == ([98, 2, 0, 0], [2, 1, 32, 0], [0, 0, 0, 8])  # AVX2
+    assert rule([784, 2, 16], [28, 2, 16, 0], **AVX512) == ([16, 1, 0, 0], [16, 1, 16, 0], [0, 0, 0, 8])
+    assert rule([3136, 3, 8], [56, 3, 8, 0], **AVX512) == ([64, 1, 0, 0], [16, 1, 8, 0], [0, 0, 0, 8])
+    assert rule([196, 16, 32], [14, 16, 32, 0], **AVX2) == ([98, 2, 0, 0], [2, 1, 32, 0], [0, 0, 0, 8])  # AVX2
     # an odd count of 32-channel blocks (a 160-channel projection): one block a workgroup
-    assert rule([49, 5, 32], [7, 5, 32, 0], 16) == ([49, 1, 0, 0], [7, 1, 32, 0], [0, 0, 0, 4])
-    assert rule([196, 3, 32], [14, 3, 32, 0]) is None  # AVX2: never built so
+    assert rule([49, 5, 32], [7, 5, 32, 0], **AVX512) == ([49, 1, 0, 0], [7, 1, 32, 0], [0, 0, 0, 4])
+    assert rule([196, 3, 32], [14, 3, 32, 0], **AVX2) is None  # AVX2: never built so
 
 
 @pytest.mark.parametrize("oh, ow, f, lanes, strided, projection, block", [
@@ -459,11 +471,12 @@ def test_image_convolution_rule():
     filter row of every channel per reduction step, >= 8-row balanced workgroups (8 rows make 14,
     not 4 shares of two workers; 14 rows make 8)."""
     iree = ([0, 16, 56, 32, 0, 0, 0], [1, 1, 8, 16, 0, 0, 0], [0, 0, 0, 0, 1, 1, 3])
-    assert tile_rules.image_conv_tiles([1, 112, 112, 32], [3, 3, 3, 32], *iree) == (
+    assert tile_rules.image_conv_tiles([1, 112, 112, 32], [3, 3, 3, 32], *iree, workers=WORKERS) == (
         [0, 14, 112, 32, 0, 0, 0], [1, 1, 8, 32, 0, 0, 0], [0, 0, 0, 0, 1, 3, 3])
-    assert tile_rules.image_conv_tiles([1, 112, 112, 64], [3, 3, 3, 64], *iree) is None  # conv_tiles' case
-    assert tile_rules.image_conv_tiles([1, 112, 112, 32], [3, 3, 16, 32], *iree) is None  # not an image
-    assert tile_rules.image_conv_tiles([1, 14, 14, 32], [3, 3, 3, 32], *iree) is None  # a register tile's row
+    assert tile_rules.image_conv_tiles([1, 112, 112, 64], [3, 3, 3, 64], *iree, workers=WORKERS) is None  # conv_tiles'
+    assert tile_rules.image_conv_tiles([1, 112, 112, 32], [3, 3, 16, 32], *iree, workers=WORKERS) is None  # no image
+    # a register tile's row
+    assert tile_rules.image_conv_tiles([1, 14, 14, 32], [3, 3, 3, 32], *iree, workers=WORKERS) is None
 
 
 @pytest.mark.skipif(tile_lanes() != 16, reason="the image rule is AVX-512's")
@@ -482,12 +495,13 @@ def test_image_convolution_matches_onnxruntime(tmp_path):
 def test_column_vector_rule():
     """Column-vector products (matvec.unit_products): a block of 2 x lanes columns per vector
     step, 8 reduction steps, two workgroups of whole blocks per worker where they divide."""
-    assert tile_rules.unit_tiles([8, 32], 16) == ([2, 32, 0], [1, 32, 0], [0, 0, 8])
-    assert tile_rules.unit_tiles([6, 32], 16) == ([3, 32, 0], [1, 32, 0], [0, 0, 8])  # two workgroups
-    assert tile_rules.unit_tiles([5, 32], 16) == ([1, 32, 0], [1, 32, 0], [0, 0, 8])  # one per block
-    assert tile_rules.unit_tiles([32], 16) == ([32, 0], [32, 0], [0, 8])  # IREE dropped the one block
-    assert tile_rules.unit_tiles([8, 16], 8) == ([2, 16, 0], [1, 16, 0], [0, 0, 8])  # AVX2
-    assert tile_rules.unit_tiles([8, 16], 16) is None and tile_rules.unit_tiles([8, 32], None) is None
+    assert tile_rules.unit_tiles([8, 32], 16, workers=WORKERS) == ([2, 32, 0], [1, 32, 0], [0, 0, 8])
+    assert tile_rules.unit_tiles([6, 32], 16, workers=WORKERS) == ([3, 32, 0], [1, 32, 0], [0, 0, 8])  # two workgroups
+    assert tile_rules.unit_tiles([5, 32], 16, workers=WORKERS) == ([1, 32, 0], [1, 32, 0], [0, 0, 8])  # one per block
+    assert tile_rules.unit_tiles([32], 16, workers=WORKERS) == ([32, 0], [32, 0], [0, 8])  # IREE dropped the one block
+    assert tile_rules.unit_tiles([8, 16], 8, workers=WORKERS) == ([2, 16, 0], [1, 16, 0], [0, 0, 8])  # AVX2
+    assert tile_rules.unit_tiles([8, 16], 16, workers=WORKERS) is None
+    assert tile_rules.unit_tiles([8, 32], None, workers=WORKERS) is None
 
 
 @pytest.mark.parametrize("k, n, column", [(256, 300, True), (1024, 1000, True), (3, 512, True), (64, 256, True),
@@ -510,19 +524,6 @@ def test_one_row_product_matches_onnxruntime(tmp_path, k, n, column):
         assert on.stats["cpu_tiles"] >= 1
     for art in (on, estuary.compile(path, disable_passes=["cpu-tiles"])):
         np.testing.assert_allclose(estuary.load(art).run(feeds)["y"], ref, rtol=1e-5, atol=1e-5)
-
-
-@pytest.mark.parametrize("features, lanes", [
-    ("+avx,+avx2,+fma", 8),
-    ("+avx2,+avx512f,+avx512bw", 16),
-    # IREE's `host` target on a VM that hides AVX-512: the CPU name's features, then the host's
-    ("+avx2,+avx512f,+fma,+avx2,-avx512f", 8),
-    ("+sse4.2,+popcnt", None),
-    ("", None),
-])
-def test_vector_lanes_of_a_target(features, lanes):
-    target = f'#hal.executable.target<"llvm-cpu", "embedded-elf-x86_64", {{cpu = "x", cpu_features = "{features}"}}>'
-    assert retune.vector_lanes(target) == lanes
 
 
 def test_depthwise_rule():
@@ -563,10 +564,10 @@ def test_several_workers_plan_twice_the_workgroups():
 def test_column_sum_rule():
     """A global pooling's column sum: 16-channel vectors, one row a step, workgroups of whole
     vectors (4 on two workers where the channels divide so)."""
-    assert tile_rules.column_sum_tiles(1280, 16) == ([320, 0], [16, 0], [0, 1])
+    assert tile_rules.column_sum_tiles(1280, 16, workers=WORKERS) == ([320, 0], [16, 0], [0, 1])
     assert tile_rules.column_sum_tiles(2048, 16, workers=1) == ([2048, 0], [16, 0], [0, 1])
-    assert tile_rules.column_sum_tiles(96, 16) == ([48, 0], [16, 0], [0, 1])  # 6 vectors: one a worker
-    assert tile_rules.column_sum_tiles(1000, 16) is None                      # not whole vectors
+    assert tile_rules.column_sum_tiles(96, 16, workers=WORKERS) == ([48, 0], [16, 0], [0, 1])  # 6 vectors: one a worker
+    assert tile_rules.column_sum_tiles(1000, 16, workers=WORKERS) is None                      # not whole vectors
 
 
 @pytest.mark.skipif(tile_lanes() != 16, reason="the rule applies where the target's lanes are known; measured on AVX-512")

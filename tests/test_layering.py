@@ -99,3 +99,38 @@ def test_importing_a_lower_layer_loads_no_api_module():
             "print(sorted(m for m in sys.modules if m in %r))" % (API,))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]", out
+
+
+def test_every_target_declares_its_lowering():
+    """Each backend declares its target to the lowering registry once its rules are registered
+    (the GPU targets without rules of their own too), and llvm-cpu's rules live in backends."""
+    from estuary.backends import targets
+    from estuary.passes.lowering import RULES, TARGETS
+
+    assert set(TARGETS) == set(targets.TARGETS)
+    cpu_rules = {name for name, target in RULES if target == "llvm-cpu"}
+    assert {"conv2d", "matmul", "lstm", "quantized_conv2d"} <= cpu_rules
+    assert all(RULES.origin((name, "llvm-cpu")).startswith("estuary.backends.llvm_cpu.") for name in cpu_rules)
+
+
+def test_lowering_refuses_an_undeclared_target():
+    """Lowering for a target whose backend was never imported is an internal error, not an
+    artefact built with the generic rules alone."""
+    import subprocess
+    import sys
+
+    code = """
+import estuary.passes.lower
+from estuary.base.errors import InternalError
+from estuary.base.options import CompileOptions
+from estuary.importers.mlir_text import parse_mlir
+from estuary.passes import PASSES
+nn = parse_mlir('func.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {\\n'
+                '  %0 = "nn.relu"(%x) : (tensor<4xf32>) -> tensor<4xf32>\\n  return %0 : tensor<4xf32>\\n}\\n', "m.mlir")
+try:
+    PASSES["lower-nn-to-tosa"](nn, CompileOptions())
+except InternalError as e:
+    print(e)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert "no backend has registered the lowering for target 'llvm-cpu'" in out, out

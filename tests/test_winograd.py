@@ -5,7 +5,7 @@ import pytest
 from onnx import helper
 
 import estuary
-from estuary.passes.lowering import winograd
+from estuary.backends.llvm_cpu.lowering import winograd
 from helpers import assert_accumulated, graph, tile_lanes, op, run_onnx
 
 

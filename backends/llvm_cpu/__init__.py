@@ -1,10 +1,12 @@
-"""The llvm-cpu target: IREE flags, host CPU detection (host.py), the tile policy (tile_rules.py)
-and its application between IREE's compile phases (retune.py, phases.py)."""
+"""The llvm-cpu target: IREE flags, the CPU's vector width (host.py), its lowering rules and
+forms (lowering/), the attributes they mark ops with for the stages below (contract.py), the
+int8 pad fusion (pad_fusion.py), the tile policy (tile_rules.py) and its application between
+IREE's compile phases (retune.py, phases.py). Importing it registers the rules and the pass."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from estuary.backends.llvm_cpu import host, pad_fusion  # noqa: F401  (pad_fusion registers its pass)
+from estuary.backends.llvm_cpu import host, lowering, pad_fusion  # noqa: F401  (register rules, target, pass)
 
 if TYPE_CHECKING:
     from estuary.base.options import CompileOptions

@@ -61,14 +61,57 @@ def resolve(cpu: str) -> str:
     return choose(_cpuinfo_flags())
 
 
-LANES = {"x86-64-v3": 8, "x86-64-v4": 16}
+# The float32 lanes of the vectors IREE 3.13 gives an x86 CPU name (its target's
+# `native_vector_size` / 4) and whether its features hold AVX2 or AVX-512, the CPUs the measured
+# forms and tile rules were made for. Read from IREE's configured target for every name LLVM's
+# x86-64 target lists (2026-11-29; tests/test_host_cpu.py checks a sample against IREE). LLVM's
+# underscore spellings (clang's cpu_dispatch names: icelake_server, skylake_avx512, ...) get only
+# AVX there, and mic_avx512 64-byte vectors without `+avx512f`: IREE's view, kept as it is.
+AVX512 = frozenset("""cannonlake cascadelake cooperlake diamondrapids emeraldrapids graniterapids graniterapids-d
+    icelake-client icelake-server knl knm novalake rocketlake sapphirerapids skx skylake-avx512 tigerlake
+    x86-64-v4 znver4 znver5 znver6 c86-4g-m7 c86-4g-m8""".split())
+AVX2 = frozenset("""alderlake arrowlake arrowlake-s bdver4 broadwell clearwaterforest core-avx2 gracemont grandridge
+    haswell lunarlake meteorlake pantherlake raptorlake sierraforest skylake wildcatlake x86-64-v3 znver1 znver2
+    znver3 c86-4g-m4 c86-4g-m6""".split())
+AVX = frozenset("""sandybridge ivybridge corei7-avx core-avx-i bdver1 bdver2 bdver3 btver2 arrowlake_s core_2nd_gen_avx
+    core_3rd_gen_avx core_4th_gen_avx core_4th_gen_avx_tsx core_5th_gen_avx core_5th_gen_avx_tsx graniterapids_d
+    icelake_client icelake_server skylake_avx512""".split())  # 32-byte vectors without AVX2
+WIDE_LANES = {**{name: 16 for name in AVX512}, **{name: 8 for name in AVX2 | AVX}, "mic_avx512": 16}
+MEASURED = AVX512 | AVX2
+# Every other CPU IREE targets has 16-byte vectors: x86-64 with SSE only, and every AArch64 CPU
+# (NEON; IREE 3.13 configures SVE ones such as neoverse-v1 with 16-byte vectors too). A name LLVM
+# does not know is ignored by it ("not a recognized processor"): the generic CPU, 16 bytes as well.
+NARROW_LANES = 4
+
+
+def _host_lanes() -> tuple[int | None, bool]:
+    """(lanes, measured) of `host` where it is not resolved to a name: an x86-64 host with the
+    whole AVX-512 baseline (16, measured), an AArch64 host (4), else unknown."""
+    machine = platform.machine().lower()
+    if machine in ("aarch64", "arm64"):
+        return NARROW_LANES, False
+    flags = _cpuinfo_flags() if machine in ("x86_64", "amd64") else None
+    if flags is not None and level(flags) == "x86-64-v4":
+        return 16, True
+    return None, False
+
+
+def _lanes(cpu: str) -> tuple[int | None, bool]:
+    resolved = resolve(cpu)
+    if resolved == "host":
+        return _host_lanes()
+    return WIDE_LANES.get(resolved, NARROW_LANES), resolved in MEASURED
 
 
 def vector_lanes(cpu: str) -> int | None:
-    """float32 lanes of the vector registers llvm-cpu code for `cpu` gets on this host: 8 for an
-    AVX2 level, 16 for AVX-512 (`host` on such a host, or x86-64-v4), else None (unknown)."""
-    resolved: str | None = resolve(cpu)
-    if resolved == "host":
-        flags = _cpuinfo_flags() if platform.machine().lower() in ("x86_64", "amd64") else None
-        resolved = level(flags) if flags is not None else None
-    return LANES.get(resolved) if resolved is not None else None
+    """float32 lanes of the vector registers llvm-cpu code for `cpu` gets (`host` resolved as
+    above): 16 with AVX-512, 8 with AVX or AVX2, 4 for other x86-64 and AArch64 CPUs; None for a
+    `host` whose vectors are unknown. The compile options carry it (`CompileOptions.cpu_lanes`)."""
+    return _lanes(cpu)[0]
+
+
+def measured(cpu: str) -> bool:
+    """Whether `cpu` has AVX2 or AVX-512, where the measured lowering forms and tile rules apply
+    (`CompileOptions.retile`); elsewhere IREE's own choices stand, within the limits every
+    llvm-cpu compile gets."""
+    return _lanes(cpu)[1]

@@ -1,8 +1,9 @@
 """Padding of int8 convolutions fused into them instead of materialized (llvm-cpu).
 
-The quantized convolution lowering (passes/lowering/quantized.py) puts a padded int8 convolution's
-input behind a tagged `util.optimization_barrier`, so that IREE does not write the producing int8
-product straight into the padded buffer (which keeps that product off its VNNI matmul ukernel).
+llvm-cpu's quantized convolution lowering (passes/lowering/quantized.py with the CPU's forms,
+lowering/forms.py) puts a padded int8 convolution's input behind a `util.optimization_barrier`
+marked INT8_PAD_BARRIER (contract.py), so that IREE does not write the producing int8 product
+straight into the padded buffer (which keeps that product off its VNNI matmul ukernel).
 The barrier costs a submission and a copy per layer. IREE can instead fuse each pad into its
 consumer (`--iree-dispatch-creation-enable-fuse-padding-into-linalg-consumer-ops`): the product
 then writes a plain buffer and the convolution reads it with the padding in its own tiles, with
@@ -17,11 +18,10 @@ from typing import Any
 
 from iree.compiler import ir
 
+from estuary.backends.llvm_cpu import contract
 from estuary.base.options import CompileOptions
 from estuary.passes import register
 
-BARRIER_TAG = "estuary.int8_pad_barrier"  # set on the barriers this pass may remove
-DEPTH_PAD_TAG = "estuary.int8_depth_pad"  # an int8 matrix-vector product's depth padding (harmless)
 FLAG = "--iree-dispatch-creation-enable-fuse-padding-into-linalg-consumer-ops=true"
 _CONVOLUTIONS = ("tosa.conv2d", "tosa.depthwise_conv2d")
 _PADDED = _CONVOLUTIONS + ("tosa.conv3d", "tosa.transpose_conv2d", "tosa.avg_pool2d", "tosa.max_pool2d")
@@ -35,13 +35,14 @@ def _padded(op: ir.OpView) -> bool:
 
 
 def _blocks_fusion(op: ir.OpView) -> bool:
-    """Whether `op` pads in a way the consumer fusion harms: any tensor.pad, an untagged tosa.pad,
-    and a padded TOSA convolution or pooling other than an int8 2-D convolution."""
+    """Whether `op` pads in a way the consumer fusion harms: any tensor.pad, a tosa.pad other than
+    an int8 matrix-vector product's depth padding (INT8_DEPTH_PAD), and a padded TOSA convolution
+    or pooling other than an int8 2-D convolution."""
     name = op.name
     if name == "tensor.pad":
         return True
     if name == "tosa.pad":
-        return DEPTH_PAD_TAG not in op.attributes
+        return not contract.marked(op, contract.INT8_DEPTH_PAD)
     if name in _PADDED and _padded(op):
         element = ir.RankedTensorType(op.operands[0].type).element_type
         return not (name in _CONVOLUTIONS and str(element) == "i8")
@@ -49,15 +50,15 @@ def _blocks_fusion(op: ir.OpView) -> bool:
 
 
 def fuse_int8_padding(module: ir.Module) -> bool:
-    """Remove the tagged barriers and return True when every padding of `module` is an int8
-    convolution's (the caller then adds FLAG); otherwise leave the module as it is."""
+    """Remove the INT8_PAD_BARRIER barriers and return True when every padding of `module` is an
+    int8 convolution's (the caller then adds FLAG); otherwise leave the module as it is."""
     barriers: list[ir.OpView] = []
     blocked = False
 
     def visit(op: ir.Operation) -> ir.WalkResult:
         nonlocal blocked
         view = op.opview
-        if view.name == "util.optimization_barrier" and BARRIER_TAG in view.attributes:
+        if view.name == "util.optimization_barrier" and contract.marked(view, contract.INT8_PAD_BARRIER):
             barriers.append(view)
         elif _blocks_fusion(view):
             blocked = True

@@ -6,12 +6,16 @@ IREE only lets a tile choice survive for batch-1 convolutions after its own conf
 controls are in IREE's C API but not in its Python wrapper; `phased_compile` binds them with
 ctypes and reports None when they are missing, and the caller then compiles in one go.
 """
+from __future__ import annotations
+
 import ctypes
+from typing import Any
 
 from estuary.backends.llvm_cpu.retune import retune
+from estuary.base.options import CompileOptions
 
 
-def _phase_setters():
+def _phase_setters() -> tuple[Any, Any] | None:
     try:
         from iree.compiler.api import ctypes_dl
         lib = ctypes_dl._dylib
@@ -23,9 +27,11 @@ def _phase_setters():
     return to_phase, from_phase
 
 
-def phased_compile(session, module_op, context, workers, measured=True):
-    """Compile `module_op` to executable configurations, retune them (`measured`: with the
-    measured rules as well as the limits, see retune.retune), and finish the compile.
+def phased_compile(session: Any, module_op: Any, context: Any,
+                   options: CompileOptions) -> tuple[bool, Any, int, Any] | None:
+    """Compile `module_op` to executable configurations, retune them for `options` (its CPU's
+    vector lanes and worker count, and with `retile` the measured rules as well as the limits:
+    retune.retune), and finish the compile.
 
     Returns (ok, invocation holding the result, number of retiled ops, the configured
     module, which the invocation borrows: keep it alive while using the invocation), or None
@@ -42,7 +48,7 @@ def phased_compile(session, module_op, context, workers, measured=True):
     configured = first.export_module()
     first.close()
     with context:
-        changed = retune(configured, workers, measured)
+        changed = retune(configured, options.cpu_lanes, options.workers, options.retile)
     second = session.invocation()
     from_phase(second._inv_p, b"executable-configurations")
     second.import_module(configured)

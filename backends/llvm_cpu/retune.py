@@ -1,16 +1,19 @@
 """Applies the tile policy (tile_rules.py) to a module IREE has configured: finds each dispatch's
-root op by its shape and indexing maps, reads IREE's `lowering_config`, and writes the rule's
-choice back. Runs between IREE's `executable-configurations` phase and code generation
-(phases.py), on every AVX-512 or AVX2 llvm-cpu variant."""
+root op by its shape and indexing maps (or by the marks of contract.py), reads IREE's
+`lowering_config`, and writes the rule's choice back. Runs between IREE's
+`executable-configurations` phase and code generation (phases.py), with the vector lanes and
+worker count of the compile options (the limits on every CPU, the measured rules on AVX-512 and
+AVX2)."""
 import re
 
 from iree.compiler import ir
 
-from estuary.backends.llvm_cpu.tile_rules import (MATVEC_TAG, PIPELINE, TRANSFORM_ROWS, TRANSFORM_TERMS,
-                                                  UNIT_TAG, batch_mmt4d_tiles, blocked_pointwise_tiles, column_sum_tiles,
-                                                  conv_tiles, depthwise_tiles, inner_vector, reduction_rows,
-                                                  image_conv_tiles, matvec_tiles, pointwise_tiles,
-                                                  softmax_tiles, transform_tiles, transpose_tiles, unit_tiles)
+from estuary.backends.llvm_cpu import contract
+from estuary.backends.llvm_cpu.tile_rules import (PIPELINE, TRANSFORM_ROWS, TRANSFORM_TERMS, batch_mmt4d_tiles,
+                                                  blocked_pointwise_tiles, column_sum_tiles, conv_tiles,
+                                                  depthwise_tiles, image_conv_tiles, inner_vector, matvec_tiles,
+                                                  pointwise_tiles, reduction_rows, softmax_tiles, transform_tiles,
+                                                  transpose_tiles, unit_tiles)
 
 _KEYS = ("distribution", "vector_common_parallel", "vector_reduction", "vector_inner_parallel")
 _POINTWISE_MAPS = ("(d0, d1, d2, d3) -> (d3, d2)", "(d0, d1, d2, d3) -> (d0, d1, d2)")
@@ -74,7 +77,7 @@ def _retune_unit_products(func, lanes, workers):
     """Give a dispatch rooted at a column-vector product `unit_tiles`, and every other op in it
     (its fill and fused consumers: an LSTM's gate math) the same column vector steps."""
     ops = [op for op in _blocks(func) if "lowering_config" in op.attributes]
-    roots = [op for op in ops if UNIT_TAG in op.attributes and op.results]
+    roots = [op for op in ops if contract.marked(op, contract.UNIT_MATVEC) and op.results]
     if len(roots) != 1:
         return 0
     out = _shape(roots[0].results[0])
@@ -266,14 +269,14 @@ def _blocks(op):
 
 def _is_pointwise(op):
     """A 1x1 convolution as passes/lowering/pointwise.py builds it: loops (oh, ow, f, c), weights
-    [C, F]. Matched by shape, since IREE rebuilds the op (dropping its tag) when it folds the
-    unit batch dimension."""
+    [C, F]. Matched by shape (IREE rebuilds the op, dropping any mark, when it folds the unit
+    batch dimension)."""
     return _product_with_maps(op, _POINTWISE_MAPS)
 
 
 def _is_blocked_pointwise(op, out):
-    """A 1x1 convolution with blocked weights as passes/lowering/pointwise.py builds it on AVX2
-    (`out` is its result shape), matched by shape as `_is_pointwise` is."""
+    """A 1x1 convolution with blocked weights as lowering/pointwise.py builds it on AVX2 and
+    AVX-512 (`out` is its result shape), matched by shape as `_is_pointwise` is."""
     return out is not None and len(out) in _BLOCKED_MAPS and _product_with_maps(op, _BLOCKED_MAPS[len(out)])
 
 
@@ -319,12 +322,12 @@ def _retune_function(func, conv, lanes, workers):
         out = _shape(op.results[0])
         if op.name == "linalg.batch_mmt4d":
             choice = batch_mmt4d_tiles(out, *lists, workers=workers)
-        elif MATVEC_TAG in op.attributes:
+        elif contract.marked(op, contract.MATVEC):
             reduced = _shape(op.operands[0]) if op.operands else None
             extents = out + [reduced[-1]] if reduced and out is not None else None
             choice = matvec_tiles(reduced[-1], *lists, extents=extents, workers=workers) if reduced else None
         elif _is_blocked_pointwise(op, out):
-            choice = blocked_pointwise_tiles(out, lists[0], lanes, workers)
+            choice = blocked_pointwise_tiles(out, lists[0], lanes=lanes, workers=workers)
         elif _is_pointwise(op):
             choice = pointwise_tiles(out, *lists, lanes=lanes, workers=workers) if out is not None else None
         elif conv and len(op.results) == 1:
@@ -344,25 +347,6 @@ def _retune_function(func, conv, lanes, workers):
     return changed
 
 
-def vector_lanes(target):
-    """float32 lanes of the widest vector registers an llvm-cpu variant's target attribute
-    enables: 16 with AVX-512, 8 with AVX2, else None (no rule here was measured there)."""
-    features = re.search(r'cpu_features = "([^"]*)"', target)
-    features = set(features.group(1).split(",")) if features else set()
-    if "-avx512f" not in features and "+avx512f" in features:
-        return 16
-    if "-avx2" not in features and "+avx2" in features:
-        return 8
-    return None
-
-
-def native_lanes(target):
-    """float32 lanes of an llvm-cpu variant's native vector size (any CPU IREE targets: SSE,
-    AVX, NEON, SVE...), else None."""
-    size = re.search(r"native_vector_size = (\d+)", target)
-    return max(1, int(size.group(1)) // 4) if size else None
-
-
 def _dynamic(func):
     """Whether a dispatch function has dynamic extents (its workload reads sizes at run time):
     the tile rules were measured on static shapes and step aside; IREE's own tiles stand."""
@@ -379,39 +363,40 @@ def _dynamic(func):
     return found
 
 
-def retune(module, workers, measured=True):
+def retune(module, lanes, workers, measured):
     """Rewrite the tiles of every llvm-cpu variant in a module configured by IREE (phase
-    `executable-configurations`) for `workers` CPU workers; returns how many dispatches changed.
+    `executable-configurations`) for a CPU with `lanes` float32 vector lanes
+    (`CompileOptions.cpu_lanes`; None: unknown, IREE's tiles stay) and `workers` CPU workers;
+    returns how many dispatches changed.
 
     On every CPU, dispatches rooted at a row reduction get tiles that fit IREE's stack and vector
     limits (`_retune_reduction_consumers`). The measured rules (convolutions, recurrent products,
-    softmax, Winograd transforms) apply to AVX-512 and AVX2 variants only; elsewhere IREE's own
-    choices stand, as they do everywhere without `measured` (`--disable-pass cpu-tiles`).
-    Workgroup counts are `tile_rules.balanced` for `workers`."""
+    softmax, Winograd transforms) apply with `measured` (`CompileOptions.retile`: `cpu-tiles` on
+    an AVX-512 or AVX2 CPU); elsewhere IREE's own choices stand. Workgroup counts are
+    `tile_rules.balanced` for `workers`."""
     changed = 0
+    tiled = lanes if measured else None
 
-    def visit(op, lanes, native):
+    def visit(op, in_variant):
         nonlocal changed
-        if op.name == "hal.executable.variant":
-            target = str(op.attributes["target"])
-            lanes, native = vector_lanes(target) if measured else None, native_lanes(target)
+        in_variant = in_variant or op.name == "hal.executable.variant"
         if op.name == "func.func":
             info = op.attributes["translation_info"] if "translation_info" in op.attributes else None
-            if info is None or _dynamic(op):
+            if info is None or not in_variant or _dynamic(op):
                 return
-            if native:
-                changed += _retune_reduction_consumers(op, native)
             if lanes:
+                changed += _retune_reduction_consumers(op, lanes)
+            if tiled:
                 softmax = "_softmax_" in str(op.attributes["sym_name"])  # IREE names dispatches by their root op
                 if softmax:
                     changed += _retune_softmax(op)
                 else:
-                    changed += (_retune_unit_products(op, lanes, workers) or _retune_transform(op)
-                                or _retune_column_sum(op, lanes, workers)
-                                or _retune_function(op, PIPELINE in str(info), lanes, workers))
+                    changed += (_retune_unit_products(op, tiled, workers) or _retune_transform(op)
+                                or _retune_column_sum(op, tiled, workers)
+                                or _retune_function(op, PIPELINE in str(info), tiled, workers))
             return
         for child in _blocks(op):
-            visit(child, lanes, native)
+            visit(child, in_variant)
 
-    visit(module, None, None)
+    visit(module, False)
     return changed

@@ -3,8 +3,9 @@ Estuary's (or None to keep IREE's).
 
 Each rule maps IREE's `lowering_config` lists (distribution, vector, reduction tiles) for one op
 kind to better register tiles and workgroups. They are plain functions of shapes, the target's
-float32 vector lanes (16: AVX-512, 8: AVX2) and the worker count the artefact is built for
-(`CompileOptions.workers`), so they are unit-tested without IREE. `retune.py` applies them to a
+float32 vector lanes (16: AVX-512, 8: AVX2; `CompileOptions.cpu_lanes`) and the worker count the
+artefact is built for (`CompileOptions.workers`), both passed explicitly (no rule has a default
+for either), so they are unit-tested without IREE. `retune.py` applies them to a
 configured module. The constants below were found by measurement on AMD Zen 4 and Zen 5 hosts
 (docs/performance.md, "CPU tile rules"); on other microarchitectures they are a starting point,
 and `--disable-pass cpu-tiles` keeps IREE's own choices.
@@ -30,14 +31,12 @@ ROW_WORKGROUP_PIXELS = 98  # ... and at widths 8-14 (one register tile per row):
 FULL_WINDOW = 576      # KH*KW*C those were measured for (3x3x64); smaller windows: see _work_factor
 SOFTMAX_ROWS = 2      # softmax rows per vector step (IREE: 8)
 SOFTMAX_VECTOR = 128  # softmax row elements per vector op (IREE: 16)
-MATVEC_TAG = "estuary.matvec"   # set by passes/lowering/matvec.py on one-row products
-UNIT_TAG = "estuary.unit_matvec"  # ... on its column-vector form (matvec.unit_products)
-UNIT_REDUCTION = 8    # reduction steps per vector step there
+UNIT_REDUCTION = 8    # reduction steps per vector step of the column-vector form (lowering/matvec.unit_products)
 UNIT_GROUPS_PER_WORKER = 2  # workgroups per worker there
 MATVEC_VECTOR = 256   # reduction elements per vector op (IREE: 16)
 TRANSPOSE_CHANNELS = 4  # image inputs with at most this many channels get `transpose_tiles`
 TRANSPOSE_ROWS = 8    # image rows per workgroup there, at least (`balanced_rows`)
-WINOGRAD_BATCH = 36   # the 6x6 tile positions of passes/lowering/winograd.py
+WINOGRAD_BATCH = 36   # the 6x6 tile positions of lowering/winograd.py
 WINOGRAD_GROUPS_PER_WORKER = 3  # workgroups per worker there, each of whole batches
 TRANSFORM_TERMS = 3   # a Winograd transform pass sums 6 coefficient-weighted inputs (winograd.py `_combine`)
 TRANSFORM_ROWS = 8    # ... over 6 (input) or 4 (output) transform rows: the vector size along them
@@ -57,7 +56,6 @@ BLOCKED_MIN_AVX512 = 512
 PROJECTION_BLOCKS = (WIDE_LANES, 16, 8)  # AVX-512 projections' block widths, widest first (`_projection_block`)
 NARROW_BLOCK_PIXELS = 16  # register-tile pixels for 16- and 8-channel blocks (16 accumulators)
 CLAIM = 8  # IREE's workers claim workgroups 8 at a time once a dispatch has 8 per worker, else 1
-REFERENCE_WORKERS = 2  # the worker count of the machine the rules were measured on (rule default)
 SPLIT_PER_WORKER = 2  # several workers: workgroups planned for this many times their count (plan_workers)
 
 
@@ -69,7 +67,7 @@ def plan_workers(workers: int) -> int:
     return workers * SPLIT_PER_WORKER if workers > 1 else workers
 
 
-def balanced(count: int, workers: int = REFERENCE_WORKERS, split: bool = True) -> bool:
+def balanced(count: int, workers: int, split: bool = True) -> bool:
     """Whether `count` equal workgroups split evenly between `workers` under IREE's claims
     (runtime/src/iree/hal/drivers/local_task: one at a time below CLAIM per worker, else CLAIM
     at a time; 56 workgroups on two workers go 32 / 24, 28 go 16 / 12). Claimed one at a time,
@@ -80,8 +78,7 @@ def balanced(count: int, workers: int = REFERENCE_WORKERS, split: bool = True) -
     return count % (plan_workers(workers) if split else workers) == 0
 
 
-def balanced_rows(extent: int, rows: int, others: int = 1, workers: int = REFERENCE_WORKERS,
-                  split: bool = True) -> int:
+def balanced_rows(extent: int, rows: int, others: int, workers: int, split: bool = True) -> int:
     """The smallest workgroup size of at least `rows` along a loop of `extent`, dividing it, for
     which ceil(extent / size) * `others` workgroups are `balanced`; `rows` when none is."""
     for size in range(max(1, rows), extent + 1):
@@ -101,7 +98,7 @@ def _work_factor(window: int | None) -> int:
 
 
 def conv_tiles(out_shape: list[int], distribution: list[int], vector: list[int], reduction: list[int],
-               window: int | None = None, lanes: int = 16, workers: int = REFERENCE_WORKERS) -> Tiles | None:
+               *, lanes: int, workers: int, window: int | None = None) -> Tiles | None:
     """The tile choice for a 2-D NHWC convolution (loops n, oh, ow, f, kh, kw, c), or None to
     keep IREE's. `out_shape` is [N, OH, OW, F]; the lists are IREE's chosen tile sizes; `window`
     is KH*KW*C when known; `lanes` the target's float32 vector lanes (8: `_conv_tiles_avx2`).
@@ -148,7 +145,7 @@ def conv_tiles(out_shape: list[int], distribution: list[int], vector: list[int],
 
 
 def image_conv_tiles(out_shape: list[int], filt: list[int], distribution: list[int], vector: list[int],
-                     reduction: list[int], workers: int = REFERENCE_WORKERS) -> Tiles | None:
+                     reduction: list[int], *, workers: int) -> Tiles | None:
     """The AVX-512 tile choice for a convolution of an image (at most TRANSPOSE_CHANNELS input
     channels, filter `filt` [KH, KW, C, F]) into WIDE_LANES output channels, which `conv_tiles`
     leaves to IREE (its rules need multiples of CHANNELS), or None: IREE's pixels x WIDE_LANES
@@ -197,7 +194,7 @@ def depthwise_tiles(out_shape: list[int], distribution: list[int], vector: list[
 
 
 def pointwise_tiles(out_shape: list[int], distribution: list[int], vector: list[int], reduction: list[int],
-                    lanes: int = 16, workers: int = REFERENCE_WORKERS) -> Tiles | None:
+                    *, lanes: int, workers: int) -> Tiles | None:
     """The tile choice for a 1x1 convolution built by pointwise.py (loops oh, ow, f, c), or None
     to keep IREE's: the register tiles of `conv_tiles` (7 pixels x 64 channels at width <= 7,
     else IREE's 7-8 pixels x 32 channels), 4 input channels per reduction step (2 at width <= 7,
@@ -250,7 +247,7 @@ def _pointwise_tiles_avx2(out_shape: list[int], distribution: list[int], workers
 def pointwise_block(height: int, width: int, channels: int, lanes: int | None, strided: bool = False,
                     projection: bool = False) -> int | None:
     """Output channels per weight block for a 1x1 product of `channels` outputs, `height` x
-    `width` pixels (pointwise.py stores its weights [F / block, C, block]), or None for [C, F]
+    `width` pixels (lowering/pointwise.py stores its weights [F / block, C, block]), or None for [C, F]
     weights. AVX2: AVX2_LANES, at least BLOCKED_MIN_AVX2 channels, even widths. AVX-512:
     WIDE_LANES (CHANNELS at width <= SMALL_WIDTH), at least BLOCKED_MIN_AVX512 channels, where
     `_blocked_pixels` has a register tile (IREE folds an unstrided product's pixel loops).
@@ -292,9 +289,9 @@ def _blocked_pixels(pixels: list[int], block: int) -> int | None:
     return next((size for size in sizes if row % size == 0), None)
 
 
-def blocked_pointwise_tiles(out_shape: list[int], distribution: list[int], lanes: int = 8,
-                            workers: int = REFERENCE_WORKERS) -> tuple[list[int], ...] | None:
-    """The tiles for a 1x1 convolution with blocked weights (pointwise.py, loops oh, ow, f // B,
+def blocked_pointwise_tiles(out_shape: list[int], distribution: list[int], *, lanes: int,
+                            workers: int) -> tuple[list[int], ...] | None:
+    """The tiles for a 1x1 convolution with blocked weights (lowering/pointwise.py, loops oh, ow, f // B,
     f % B, c; IREE folds unstrided oh, ow into one pixel loop): a register tile of AVX2_PIXELS
     pixels (AVX-512: `_blocked_pixels`) x one block of B channels, AVX2_UNROLL input channels a
     step (AVX-512: REDUCTION_UNROLL, POINTWISE_UNROLL for 64-channel blocks), as for [C, F]
@@ -332,7 +329,7 @@ def blocked_pointwise_tiles(out_shape: list[int], distribution: list[int], lanes
     return ([(even or sizes)[-1], per_group, 0, 0], [pixels, 1, block, 0], [0, 0, 0, unroll])
 
 
-def transpose_tiles(image: list[int] | None, workers: int = REFERENCE_WORKERS) -> dict[str, list[int]] | None:
+def transpose_tiles(image: list[int] | None, workers: int) -> dict[str, list[int]] | None:
     """Tiles for the NCHW -> NHWC transpose of a model's image input, [C, H, W] with at most
     TRANSPOSE_CHANNELS channels and a width of whole vectors, else None to keep IREE's: each
     vector step reads 16 pixels of every channel and writes them as one run of C x 16 floats;
@@ -345,7 +342,7 @@ def transpose_tiles(image: list[int] | None, workers: int = REFERENCE_WORKERS) -
 
 
 def batch_mmt4d_tiles(out_shape: list[int] | None, distribution: list[int], vector: list[int], reduction: list[int],
-                      workers: int = REFERENCE_WORKERS) -> Tiles | None:
+                      *, workers: int) -> Tiles | None:
     """Workgroups for a Winograd batched product (batch_mmt4d, result [36, M1, N1, M0, N0]):
     whole batches with all their rows and columns, in `winograd_groups` workgroups (6 of 6
     batches on two workers, where 36 one-batch workgroups would split 20 / 16); None for other
@@ -357,7 +354,7 @@ def batch_mmt4d_tiles(out_shape: list[int] | None, distribution: list[int], vect
 
 def transform_tiles(extents: list[int], coef_dim: int, distribution: list[int],
                     vector: list[int]) -> tuple[list[int], list[int]] | None:
-    """Tiles for a Winograd transform pass (passes/lowering/winograd.py `_combine`: sum_k
+    """Tiles for a Winograd transform pass (lowering/winograd.py `_combine`: sum_k
     coef_k[d] * x_k with the coefficient vectors indexed by loop `coef_dim`), or None to keep
     IREE's. IREE vectorizes the channels with one transform row per step and splits the rows
     across workgroups, so every workgroup re-reads the whole input for its row. Here each vector
@@ -382,7 +379,7 @@ def transform_tiles(extents: list[int], coef_dim: int, distribution: list[int],
     return dist, vec
 
 
-def winograd_groups(workers: int = REFERENCE_WORKERS) -> int:
+def winograd_groups(workers: int) -> int:
     """Workgroups for the 36 batches: the fewest, at least WINOGRAD_GROUPS_PER_WORKER per
     worker, that divide 36 and are `balanced` (12 on two workers, 3 on one), else 36."""
     counts = [n for n in range(1, WINOGRAD_BATCH + 1) if WINOGRAD_BATCH % n == 0]
@@ -391,10 +388,10 @@ def winograd_groups(workers: int = REFERENCE_WORKERS) -> int:
 
 
 def matvec_tiles(k: int, distribution: list[int], vector: list[int], reduction: list[int],
-                 extents: list[int] | None = None, workers: int = REFERENCE_WORKERS) -> Tiles | None:
-    """The tile choice for a tagged recurrent product: one output row per vector step and the
-    reduction (extent `k`) as the vector, or None to keep IREE's; `extents` (the loop extents,
-    when known) lets a single tiled loop's workgroups be `balanced`."""
+                 *, workers: int, extents: list[int] | None = None) -> Tiles | None:
+    """The tile choice for a one-row product marked MATVEC (contract.py): one output row per vector
+    step and the reduction (extent `k`) as the vector, or None to keep IREE's; `extents` (the
+    loop extents, when known) lets a single tiled loop's workgroups be `balanced`."""
     if not (len(distribution) == len(vector) == len(reduction)) or sum(1 for r in reduction if r) != 1:
         return None
     return (_balanced_distribution(distribution, extents, workers), [0 if r else 1 for r in reduction],
@@ -402,13 +399,13 @@ def matvec_tiles(k: int, distribution: list[int], vector: list[int], reduction: 
 
 
 def unit_width(lanes: int | None) -> int | None:
-    """Output columns per vector step of the column-vector form (matvec.unit_products) on a CPU
+    """Output columns per vector step of the column-vector form (lowering/matvec.unit_products) on a CPU
     with `lanes` float32 lanes (two registers), or None when the target is unknown."""
     return 2 * lanes if lanes else None
 
 
-def unit_tiles(out_shape: list[int] | None, lanes: int, workers: int = REFERENCE_WORKERS) -> Tiles | None:
-    """The tiles for a column-vector product (matvec.unit_products, loops block, column, k; every
+def unit_tiles(out_shape: list[int] | None, lanes: int, workers: int) -> Tiles | None:
+    """The tiles for a column-vector product (lowering/matvec.unit_products, loops block, column, k; every
     result [blocks, 2 * lanes], or [2 * lanes] where IREE dropped a single block): all columns of
     a block per vector step, UNIT_REDUCTION reduction steps each, workgroups of whole blocks,
     UNIT_GROUPS_PER_WORKER per worker where the blocks divide so; None for other shapes (IREE's
@@ -432,7 +429,7 @@ def _balanced_distribution(distribution: list[int], extents: list[int] | None, w
     return distribution[:i] + [balanced_rows(extents[i], distribution[i], 1, workers, split=False)] + distribution[i + 1:]
 
 
-def column_sum_tiles(channels: int, lanes: int, workers: int = REFERENCE_WORKERS) -> Tiles | None:
+def column_sum_tiles(channels: int, lanes: int, workers: int) -> Tiles | None:
     """The tiles for a sum over the rows of a [rows, `channels`] input (a global pooling, loops
     channel, row): `lanes` channels per vector step, one row at a time, workgroups of whole
     vectors (`plan_workers` of them where the channels divide so, else one per worker, else

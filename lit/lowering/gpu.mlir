@@ -70,3 +70,16 @@ func.func @max_outer(%x: tensor<3x20x6xf32>) -> tensor<20xf32> {
     %0 = "nn.gather"(%x, %i) {axis = 2 : i64} : (tensor<2x3x4xf32>, tensor<2xi64>) -> tensor<2x3x2xf32>
     return %0 : tensor<2x3x2xf32>
   }
+
+// -----
+
+// A batch-1 recurrent step's gate products are one multi-result generic on every target (the
+// generic rule); only llvm-cpu's rule marks it for its tile rules (backends/llvm_cpu/contract.py).
+// CHECK-LABEL: func.func @gru_cell_gpu
+// CHECK: %{{.*}}:3 = linalg.generic {{.*}} iterator_types = ["parallel", "reduction"]}
+// CHECK-NOT: estuary.matvec
+// CHECK: return
+  func.func @gru_cell_gpu(%x: tensor<1x2xf32>, %w: tensor<9x2xf32>, %r: tensor<9x3xf32>, %h: tensor<1x3xf32>) -> tensor<1x3xf32> {
+    %0 = "nn.gru_cell"(%x, %w, %r, %h) {hidden_size = 3 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0>} : (tensor<1x2xf32>, tensor<9x2xf32>, tensor<9x3xf32>, tensor<1x3xf32>) -> tensor<1x3xf32>
+    return %0 : tensor<1x3xf32>
+  }

@@ -84,7 +84,7 @@ func.func @gemm_f16(%a: tensor<3x4xf16>, %b: tensor<4x5xf16>, %c: tensor<f16>) -
 
 // -----
 
-// One row times a constant matrix (16 x 600): one multi-result generic tagged for cpu-tiles, a
+// One row times a constant matrix (16 x 600): one multi-result generic marked for cpu-tiles, a
 // result per block of 200 columns (at most 256 each), over the transposed matrix; then joined.
 // CHECK-LABEL: func.func @vector_times_constant
 // CHECK-NOT: tosa.matmul

@@ -153,7 +153,7 @@ func.func @resample_nearest(%x: tensor<1x4x6x2xf32>) -> tensor<1x2x9x2xf32> {
 // zero row (8x7 window over a 8x7 padded input, divisor still 49), so IREE writes the product
 // into a padded buffer rather than data-tiling it (pointwise.py).
 // CHECK-LABEL: func.func @global_pool_of_pointwise
-// CHECK: linalg.generic {{.*}} {estuary.pointwise}
+// CHECK: linalg.generic {{.*}} ins({{.*}} : tensor<7x7x16xf32>, tensor<16x32xf32>) outs({{.*}} : tensor<7x7x32xf32>)
 // CHECK: tosa.pad {{.*}} -> tensor<1x8x7x32xf32>
 // CHECK: linalg.pooling_nhwc_sum {{.*}} ins({{.*}}, {{.*}} : tensor<1x8x7x32xf32>, tensor<8x7xf32>)
 // CHECK: tosa.const values(dense<4.900000e+01> : tensor<1x1x1x1xf32>)

@@ -2,7 +2,7 @@
 
 // One GRU step: one matmul for the input projection of every gate, gates sliced out of its
 // [.., 3 * hiddenSize] result; with batch 1 the three gates' recurrent products are one
-// linalg.generic (a dot product per hidden unit, tagged for cpu-tiles) from a zero fill, joined
+// linalg.generic (a dot product per hidden unit, marked for cpu-tiles) from a zero fill, joined
 // like the matmul's result (so IREE keeps the gate math in a dispatch of its own); the reset
 // gate multiplies the recurrent n product (resetAfter); h' = z * h + n * (1 - z).
 // CHECK-LABEL: func.func @gru_cell

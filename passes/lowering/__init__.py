@@ -8,13 +8,18 @@ operand values grouped as declared (`n.inputs`), their specs (`n.in_specs`), the
 cache shared by the rules of one run, and side results for the compiler). It builds the
 replacement at the current insertion point and returns one Value or a list of Values.
 Generic rules live in family modules (elementwise, convolution, pooling, ...), named as the op
-families of dialects/ops/; `RULES.load()` imports every module of this package.
+families of dialects/ops/; `RULES.load()` imports every module of this package. A target's rules
+call the generic ones with the target's `Forms` (forms.py).
+
+Every target's backend declares itself with `register_target` once its rules are registered, and
+`lower_module` lowers only for a declared target: a backend module that was never imported would
+otherwise leave its target with the generic rules alone, a slower artefact without any error.
 """
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from iree.compiler import ir
 from iree.compiler.dialects import tensor
@@ -24,16 +29,17 @@ from estuary.dialects import core, graph
 from estuary.dialects.builder import Builder
 from estuary.dialects.core import TensorSpec
 from estuary.base.dims import DimError
-from estuary.base.errors import LoweringError, VerificationError, where
+from estuary.base.errors import InternalError, LoweringError, VerificationError, where
 from estuary.base.registry import Registry
 from estuary.passes.lowering import dynamic, repeat
 from estuary.passes.lowering.common import storage
 
 @dataclass
 class LoweringRun:
-    """One `lower_module` call: `cache` holds values its rules share (matvec.unit_products' weight
-    layouts, built once per function); `results` are side results the compiler reads back
-    (`keep_f64`: a rule needs real float64 arithmetic)."""
+    """One `lower_module` call: `cache` holds values its rules share (the 1x1 products a global
+    pooling reads through a zero row, pointwise.py; llvm-cpu's blocked weight layouts, built once
+    per function); `results` are side results the compiler reads back (`keep_f64`: a rule needs
+    real float64 arithmetic; `winograd`: llvm-cpu's count of Winograd convolutions)."""
 
     cache: dict[Any, Any] = field(default_factory=dict)
     results: dict[str, Any] = field(default_factory=dict)
@@ -47,11 +53,37 @@ RULES: Registry[tuple[str, str | None], Rule] = Registry("lowering rule", _PACKA
 DECOMPOSITIONS: Registry[str, Decomposition] = Registry("decomposition", _PACKAGES)
 
 
-def lowering(*names: str, target: str | None = None) -> Callable[[Rule], Rule]:
+@dataclass(frozen=True)
+class TargetLowering:
+    """A target whose backend has registered its lowering rules (none, for most GPU targets).
+    `start(options)` gives the side results its lowering reports before any rule runs (the
+    counters its forms increment, so that a zero is reported too)."""
+
+    name: str
+    start: Callable[[CompileOptions], dict[str, Any]]
+
+
+TARGETS: Registry[str, TargetLowering] = Registry("lowering target")
+
+
+def register_target(name: str, start: Callable[[CompileOptions], dict[str, Any]] | None = None) -> None:
+    """Declare that the backend of target `name` has registered its lowering rules (call it after
+    importing them); see `TargetLowering` for `start`."""
+    TARGETS.add(name, TargetLowering(name, start or _no_results), getattr(start, "__module__", ""))
+
+
+def _no_results(options: CompileOptions) -> dict[str, Any]:
+    return {}
+
+
+RuleT = TypeVar("RuleT", bound=Rule)
+
+
+def lowering(*names: str, target: str | None = None) -> Callable[[RuleT], RuleT]:
     """Register the decorated function as the lowering rule of the named nn op(s): the generic
     rule, or with `target` the rule that replaces it for that target (backends/<target>/)."""
 
-    def wrap(fn: Rule) -> Rule:
+    def wrap(fn: RuleT) -> RuleT:
         for name in names:
             RULES.add((name, target), fn, fn.__module__)
         return fn
@@ -178,17 +210,18 @@ def describe(ops):
 
 def lower_module(module: ir.Module, source: str = "<memory>",
                  options: CompileOptions | None = None) -> dict[str, Any]:
-    """Replace every nn op of `module` by TOSA/linalg for `options` (default: the CPU forms with
-    no CPU-specific layouts); LoweringError if any stays. Returns the run's side results."""
-    from estuary.passes.lowering import winograd
-
+    """Replace every nn op of `module` by TOSA/linalg for `options` (default: llvm-cpu with no
+    CPU-specific layouts); LoweringError if any stays. Returns the run's side results.
+    InternalError when no backend has declared the target (`register_target`)."""
     options = options or CompileOptions()
+    if options.target not in TARGETS:
+        raise InternalError(source, LookupError(
+            f"no backend has registered the lowering for target {options.target!r} (declared: "
+            f"{sorted(TARGETS) or 'none'}); its backend package must be imported first (estuary.backends.targets)"))
     repeat.rewrite(module)
     decompose_module(module, source)
-    run = LoweringRun()
+    run = LoweringRun(results=TARGETS[options.target].start(options))
     _lower_ops(module, source, options, run)
-    if options.winograd:
-        run.results["winograd"] = winograd.count(module)
     return run.results
 
 

@@ -2,8 +2,14 @@
 
 Grouped convolutions that are neither plain nor depthwise run as one TOSA convolution per group
 (channel slices + concat). A transposed convolution is the regular convolution of the
-zero-stuffed, re-padded input with the spatially flipped, channel-swapped filter.
+zero-stuffed, re-padded input with the spatially flipped, channel-swapped filter. Float32 1x1
+convolutions are one generic product (pointwise.py); a target may build a convolution its own
+way first (`Forms.convolution`: llvm-cpu's Winograd, im2col and blocked 1x1 forms).
 """
+from __future__ import annotations
+
+from collections.abc import Sequence
+
 import numpy as np
 from iree.compiler import ir
 from iree.compiler.dialects import arith, linalg, tensor, tosa
@@ -11,8 +17,9 @@ from iree.compiler.dialects import math as mathd
 
 from estuary.base import dims
 from estuary.dialects.ops.convolution import TO_IOHW, TO_OIHW, conv_out_size
+from estuary.passes.lowering import RuleContext, lowering, pointwise, windows
 from estuary.passes.lowering import common as C
-from estuary.passes.lowering import im2col, lowering, pointwise, windows, winograd
+from estuary.passes.lowering.forms import GENERIC, Convolution, Forms
 
 
 def _f32():
@@ -53,25 +60,23 @@ def drop_end_rows(y, extra_h, extra_w):
     return C.slice_(y, [0, 0, 0, 0], [n, h - extra_h, w - extra_w, c])
 
 
-def _conv_nhwc(x, w_oihw, bias, pad, strides, dilations, dtype, depthwise_mult=None, fast3x3=False,
-               transposed=False, padded=False, lanes=None):
-    """One TOSA convolution; x NHWC, w OIHW (or [C*M, 1, KH, KW] for depthwise). `fast3x3`:
-    eligible 3x3 convolutions with constant weights take the Winograd form (winograd.py);
-    `transposed`: the result is transposed later (`_transposed_later`); `padded`: padded later
-    (`_padded_later`); `lanes`: the CPU target's float32 vector lanes, if known."""
+def _conv_nhwc(ctx: RuleContext, forms: Forms, x: ir.Value, w_oihw: ir.Value, bias: ir.Value, pad: Sequence[int],
+               strides: Sequence[int], dilations: Sequence[int], dtype: str, depthwise_mult: int | None = None,
+               transposed: bool = False, padded: bool = False, group: bool = False) -> ir.Value:
+    """One convolution; x NHWC, w OIHW (or [C*M, 1, KH, KW] for depthwise): the target's own form
+    (`forms.convolution`), the generic 1x1 product, or TOSA's. `transposed`: the result is
+    transposed later (`_transposed_later`); `padded`: padded later (`_padded_later`); `group`:
+    one group of a grouped convolution (`ctx`: the rule's context). An input with a dynamic height
+    or width takes the windows.py form."""
     if not dims.is_static(C.shape_of(x)):
         return _dynamic_conv(x, w_oihw, bias, pad, strides, dilations, dtype, depthwise_mult)
-    w_cf = None if depthwise_mult is not None else pointwise.weights(x, w_oihw, pad, dilations, strides)
-    if w_cf is not None:
-        return pointwise.conv1x1(x, w_cf, bias, strides, blocked=not transposed, padded=padded, lanes=lanes)
-    if fast3x3 and depthwise_mult is None:
-        w_const = pointwise.constant_array(w_oihw) if winograd.applies(x, w_oihw, pad, strides, dilations) else None
-        if w_const is not None:
-            return winograd.conv3x3(x, w_const, bias, pad)
-    w_const = im2col.weights(x, w_oihw, strides, dilations, lanes) if depthwise_mult is None else None
-    y = im2col.conv(x, w_const, bias, pad, strides, dilations) if w_const is not None else None
-    if y is not None:
-        return y
+    if depthwise_mult is None:
+        y = forms.convolution(ctx, Convolution(x, w_oihw, bias, pad, strides, dilations, transposed, padded, group))
+        if y is not None:
+            return y
+        w_cf = pointwise.weights(x, w_oihw, pad, dilations, strides)
+        if w_cf is not None:
+            return pointwise.conv1x1(ctx.run, x, w_cf, bias, strides)
     n, h, wd, c = C.shape_of(x)
     o, _, kh, kw = C.shape_of(w_oihw)
     pt, pb, pl, pr = pad
@@ -91,8 +96,8 @@ def _conv_nhwc(x, w_oihw, bias, pad, strides, dilations, dtype, depthwise_mult=N
     if depthwise_mult is not None and n > 1:
         # IREE 3.13 (with im2col) fails to compile batched depthwise convolutions (an ill-typed
         # linalg.batch_matvec): one convolution per image
-        return C.concat([_conv_nhwc(C.slice_(x, [b, 0, 0, 0], [1, h, wd, c]), w_oihw, bias, pad, strides,
-                                    dilations, dtype, depthwise_mult, lanes=lanes) for b in range(n)], 0)
+        return C.concat([_conv_nhwc(ctx, forms, C.slice_(x, [b, 0, 0, 0], [1, h, wd, c]), w_oihw, bias, pad,
+                                    strides, dilations, dtype, depthwise_mult) for b in range(n)], 0)
     if depthwise_mult is not None:
         weight = C.transpose(C.reshape(w_oihw, [c, depthwise_mult, kh, kw]), [2, 3, 0, 1])
         y = tosa.depthwise_conv2d(out_t, x, weight, bias, zp, C.zero_point(dtype), **attrs)
@@ -102,7 +107,8 @@ def _conv_nhwc(x, w_oihw, bias, pad, strides, dilations, dtype, depthwise_mult=N
     return drop_end_rows(y, extra_h, extra_w)
 
 
-def _dynamic_conv(x, w_oihw, bias, pad, strides, dilations, dtype, depthwise_mult):
+def _dynamic_conv(x: ir.Value, w_oihw: ir.Value, bias: ir.Value, pad: Sequence[int], strides: Sequence[int],
+                  dilations: Sequence[int], dtype: str, depthwise_mult: int | None) -> ir.Value:
     """A convolution of an input with a dynamic height or width (windows.py)."""
     _, h, wd, c = C.shape_of(x)
     o, _, kh, kw = C.shape_of(w_oihw)
@@ -114,17 +120,18 @@ def _dynamic_conv(x, w_oihw, bias, pad, strides, dilations, dtype, depthwise_mul
     return windows.conv2d(x, C.transpose(w_oihw, [0, 2, 3, 1]), bias, pad, strides, dilations, out_hw, dtype)
 
 
-def grouped_conv_nhwc(x, w_oihw, bias, groups, pad, strides, dilations, dtype, fast3x3=False, transposed=False,
-                      padded=False, lanes=None):
+def grouped_conv_nhwc(ctx: RuleContext, forms: Forms, x: ir.Value, w_oihw: ir.Value, bias: ir.Value | None,
+                      groups: int, pad: Sequence[int], strides: Sequence[int], dilations: Sequence[int], dtype: str,
+                      transposed: bool = False, padded: bool = False) -> ir.Value:
     """NHWC convolution with `groups` (plain, depthwise, or one convolution per group)."""
     c = C.shape_of(x)[3]
     o, i = C.shape_of(w_oihw)[:2]
     bias = _bias_or_zero(bias, o, dtype)
     if groups == 1:
-        return _conv_nhwc(x, w_oihw, bias, pad, strides, dilations, dtype, fast3x3=fast3x3, transposed=transposed,
-                          padded=padded, lanes=lanes)
+        return _conv_nhwc(ctx, forms, x, w_oihw, bias, pad, strides, dilations, dtype, transposed=transposed,
+                          padded=padded)
     if i == 1 and groups == c:
-        return _conv_nhwc(x, w_oihw, bias, pad, strides, dilations, dtype, depthwise_mult=o // c, lanes=lanes)
+        return _conv_nhwc(ctx, forms, x, w_oihw, bias, pad, strides, dilations, dtype, depthwise_mult=o // c)
     og = o // groups
     n, h, wd, _ = C.shape_of(x)
     kh, kw = C.shape_of(w_oihw)[2:]
@@ -133,7 +140,7 @@ def grouped_conv_nhwc(x, w_oihw, bias, groups, pad, strides, dilations, dtype, f
         xg = C.slice_(x, [0, 0, 0, g * i], [n, h, wd, i])
         wg = C.slice_(w_oihw, [g * og, 0, 0, 0], [og, i, kh, kw])
         bg = C.slice_(bias, [g * og], [og])
-        outs.append(_conv_nhwc(xg, wg, bg, pad, strides, dilations, dtype, lanes=lanes))
+        outs.append(_conv_nhwc(ctx, forms, xg, wg, bg, pad, strides, dilations, dtype, group=True))
     return C.concat(outs, 3)
 
 
@@ -182,23 +189,15 @@ def _padded_later(op):
             and any(ir.DenseI64ArrayAttr(consumer.attributes["padding"])))
 
 
-def _fast3x3(n, transposed):
-    """Whether the float32 convolution of node `n`, its result `transposed` later or not, may
-    take the Winograd form (see winograd.py)."""
-    return n.out.dtype == "float32" and n.options.winograd and not transposed
-
-
 @lowering("conv2d")
-def lower_conv2d(n):
+def lower_conv2d(n: RuleContext, forms: Forms = GENERIC) -> ir.Value:
     x, w, bias = _widen(n.inputs, n.out.dtype)
     a = n.attrs
     x = _to_nhwc(x, a["input_layout"])
     w = C.transpose(w, TO_OIHW[a["filter_layout"]])
-    transposed = _transposed_later(n.op.operation)
-    y = grouped_conv_nhwc(x, w, bias, a["groups"], a["padding"], a["strides"], a["dilations"], "float32"
-                          if n.out.dtype == "float16" else n.out.dtype,
-                          fast3x3=_fast3x3(n, transposed), transposed=transposed,
-                          padded=_padded_later(n.op.operation), lanes=n.options.cpu_lanes)
+    y = grouped_conv_nhwc(n, forms, x, w, bias, a["groups"], a["padding"], a["strides"], a["dilations"],
+                          "float32" if n.out.dtype == "float16" else n.out.dtype,
+                          transposed=_transposed_later(n.op.operation), padded=_padded_later(n.op.operation))
     return _from_nhwc(_narrow(y, n.out.dtype), a["input_layout"])
 
 
@@ -214,7 +213,7 @@ def _zero_stuff(x, sh, sw, dtype):
 
 
 @lowering("conv_transpose2d")
-def lower_conv_transpose2d(n):
+def lower_conv_transpose2d(n: RuleContext, forms: Forms = GENERIC) -> ir.Value:
     x, w, bias = _widen(n.inputs, n.out.dtype)
     a = n.attrs
     dtype = "float32" if n.out.dtype == "float16" else n.out.dtype
@@ -248,10 +247,8 @@ def lower_conv_transpose2d(n):
             y = _conv_f64(stuffed, w_conv, bias, groups, [dh, dw])
             n.run.results["keep_f64"] = True  # IREE would demote the float64 accumulator to float32
         return _from_nhwc(_narrow(y, n.out.dtype), a["input_layout"])
-    transposed = _transposed_later(n.op.operation)
-    y = grouped_conv_nhwc(stuffed, w_conv, bias, groups, [0, 0, 0, 0], [1, 1], [dh, dw], dtype,
-                          fast3x3=_fast3x3(n, transposed), transposed=transposed,
-                          padded=_padded_later(n.op.operation), lanes=n.options.cpu_lanes)
+    y = grouped_conv_nhwc(n, forms, stuffed, w_conv, bias, groups, [0, 0, 0, 0], [1, 1], [dh, dw], dtype,
+                          transposed=_transposed_later(n.op.operation), padded=_padded_later(n.op.operation))
     return _from_nhwc(_narrow(y, n.out.dtype), a["input_layout"])
 
 

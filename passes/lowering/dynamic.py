@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from iree.compiler import ir
-from iree.compiler.dialects import arith, tensor
+from iree.compiler.dialects import arith, tensor, util
 
 from estuary.base import dims
 from estuary.base.dims import Dim, FloorDiv, Sym
@@ -70,9 +70,16 @@ class Symbols:
             if atom.name not in self.sources:
                 raise ValueError(f"symbol {atom.name} has no argument to read it from")
             value, axis = self.sources[atom.name]
-            return tensor.dim(value, index(axis))
+            return bounded(tensor.dim(value, index(axis)), atom.lo, atom.hi)
         num = self.size(atom.num)
         return arith.floordivsi(as_value(num), index(atom.den))
+
+
+def bounded(size: ir.Value, lo: int, hi: int) -> ir.Value:
+    """`size` with its bounds stated to IREE (util.assume.int): codegen then knows how large a
+    dynamic extent can get (stack allocations, tile choices)."""
+    attr = ir.Attribute.parse(f"[[#util.int.assumption<umin = {lo}, umax = {hi}>]]")
+    return util.AssumeIntOp([size.type], [size], attr).results[0]
 
 
 def index(v: int) -> ir.Value:

@@ -2,29 +2,29 @@
 
 tosa.matmul takes float16 operands with a float32 result, so float16 products accumulate in
 float32; the scaling and the addition of c happen in float32 too, and the result is rounded to
-the output type once at the end.
+the output type once at the end. A target may build a single row times a constant matrix its
+own way (`Forms.one_row_product`: llvm-cpu's column-vector and row forms).
 """
-import math
+from __future__ import annotations
 
-import numpy as np
+import math
 
 from iree.compiler import ir
 from iree.compiler.dialects import arith, tosa
 
-from estuary.backends.llvm_cpu.tile_rules import unit_width
 from estuary.dialects.ops.matmul import as_dtype
+from estuary.passes.lowering import RuleContext, lowering
 from estuary.passes.lowering import common as C
-from estuary.passes.lowering import lowering
-from estuary.passes.lowering.matvec import (BLOCK, MAX_WEIGHTS, UNIT_PARTS, is_constant, row_products, unit_products,
-                                             vector_form)
-from estuary.passes.lowering.pointwise import constant_array
+from estuary.passes.lowering.forms import GENERIC, Forms
+from estuary.passes.lowering.matvec import is_constant
 
 
 def _f32():
     return ir.F32Type.get()
 
 
-def _to_f32(v):
+def to_f32(v: ir.Value) -> ir.Value:
+    """`v` as float32 (cast when it is not)."""
     return v if C.element_of(v) == _f32() else tosa.cast(C.tensor_type(C.shape_of(v), _f32()), v)
 
 
@@ -38,22 +38,18 @@ def _zero_point(v):
     return C.zero_point("float16" if C.element_of(v) == ir.F16Type.get() else "float32")
 
 
-def batched_matmul(ctx, a, b, batch):
+def batched_matmul(ctx: RuleContext, a: ir.Value, b: ir.Value, batch: list[int], forms: Forms = GENERIC) -> ir.Value:
     """[..., M, K] x [..., K, N] with the batch dims broadcast to `batch`; float32 result (`ctx`: the
-    rule's context, for the target's forms).
+    rule's context, `forms`: the target's forms).
 
     When b is a single matrix, a's batch folds into its rows (one [1, B*M, K] product, no tiling);
-    a single row times a small constant matrix is a tagged generic instead (matvec.py), except on
-    GPU targets, which have no use for its CPU tiles: on Vulkan, IREE fused a float16 input's
-    widening into it and computed wrong values."""
+    a single row times a constant matrix may take the target's own form (`Forms.one_row_product`)."""
     sa, sb = C.shape_of(a), C.shape_of(b)
     m, k, n = sa[-2], sa[-1], sb[-1]
     nb = math.prod(batch)
     one_row = math.prod(sb[:-2]) == 1 and nb * m == 1
-    if one_row and is_constant(b) and not ctx.options.gpu:
-        y = _column_form(ctx, C.reshape(a, [k]), C.reshape(b, [k, n]))
-        if y is None and vector_form(k, n):
-            y = _row_times_matrix(C.reshape(a, [k]), C.reshape(b, [k, n]))
+    if one_row and is_constant(b):
+        y = forms.one_row_product(ctx, a, b)
         if y is not None:
             return C.reshape(y, list(batch) + [m, n])
     if math.prod(sb[:-2]) == 1:
@@ -65,47 +61,10 @@ def batched_matmul(ctx, a, b, batch):
     return C.reshape(y, list(batch) + [m, n])
 
 
-def _column_form(ctx, v, b):
-    """v [K] x constant b [K, N] -> [1, N] in the column-vector form (matvec.unit_products) on an
-    x86 CPU (`ctx.options.cpu_lanes`), at least BLOCK columns, else None: the columns in UNIT_PARTS
-    (at least two) equal results, N padded with zero columns to whole vector steps. The results
-    are joined along the last axis of the result's shape, so that slices of whole parts (an
-    LSTM's gates) fold to the parts and their consumers fuse into the product's dispatch."""
-    k, n = C.shape_of(b)
-    width = unit_width(ctx.options.cpu_lanes)
-    if not width or n < BLOCK or k * n > MAX_WEIGHTS:
-        return None
-    w = constant_array(b)
-    if w is None:
-        return None
-    parts = min(UNIT_PARTS, max(2, -(-n // BLOCK)))
-    size = -(-n // (parts * width)) * width
-    w = np.pad(w.astype(np.float32), [(0, 0), (0, parts * size - n)])
-    results = unit_products(_to_f32(v), [w[:, i * size:(i + 1) * size] for i in range(parts)], width,
-                            ctx.run.cache)
-    y = C.concat([C.reshape(r, [1, size]) for r in results], 1)
-    return y if parts * size == n else C.slice_(y, [0, 0], [1, n])
-
-
-def _row_times_matrix(v, b):
-    """v [K] x constant b [K, N] -> [1, N]: one tagged generic with a result per block of at most
-    BLOCK columns (at least two, so IREE sees no contraction). A generic's results share one
-    iteration space, so the blocks are equal: N is padded with zero columns when needed."""
-    k, n = C.shape_of(b)
-    parts = max(2, -(-n // BLOCK))
-    size = -(-n // parts)
-    bt = C.transpose(_to_f32(b), [1, 0])
-    if parts * size != n:
-        bt = C.pad_constant(bt, [(0, parts * size - n), (0, 0)], 0, "float32")
-    ws = [C.slice_(bt, [i * size, 0], [size, k]) for i in range(parts)]
-    y = C.concat(row_products(_to_f32(v), ws), 0)
-    return C.reshape(y if parts * size == n else C.slice_(y, [0], [n]), [1, n])
-
-
 @lowering("matmul")
-def lower_matmul(n):
+def lower_matmul(n: RuleContext, forms: Forms = GENERIC) -> ir.Value:
     batch = n.out.shape[:-2]
-    return _narrow(batched_matmul(n, *n.inputs, batch), n.out)
+    return _narrow(batched_matmul(n, *n.inputs, batch, forms), n.out)
 
 
 def _scaled(v, factor):
@@ -121,7 +80,7 @@ def _scaled(v, factor):
 
 
 @lowering("gemm")
-def lower_gemm(n):
+def lower_gemm(n: RuleContext, forms: Forms = GENERIC) -> ir.Value:
     """alpha * (A' B') [+ beta * C], C broadcast by tosa.add (rank 0..2 expanded to rank 2)."""
     a, b, c = n.inputs
     at = n.attrs
@@ -130,8 +89,8 @@ def lower_gemm(n):
         a = C.transpose(a, [1, 0])
     if at["b_transpose"]:
         b = C.transpose(b, [1, 0])
-    y = _scaled(batched_matmul(n, a, b, []), as_dtype(at["alpha"], dtype))
+    y = _scaled(batched_matmul(n, a, b, [], forms), as_dtype(at["alpha"], dtype))
     if c is not None:  # even beta == 0 adds beta * c, so NaN/inf in c propagate as the spec computes
-        cc = _scaled(C.expand_rank(_to_f32(c), 2), as_dtype(at["beta"], dtype))
+        cc = _scaled(C.expand_rank(to_f32(c), 2), as_dtype(at["beta"], dtype))
         y = tosa.add(y.type, y, cc)
     return _narrow(y, n.out)

@@ -58,7 +58,7 @@ def _pool(n, kind):
     if kind == "max" and _zero_pad_is_exact(n, h, w, kh, kw, oh, ow):
         fill = 0  # IREE fills a padded buffer with zeros by memset, with -inf by a 4-byte pattern loop
     extra = int(kind == "average" and (oh, ow) == (1, 1) and list(dilations) == [1, 1]
-                and pointwise.pad_for_pooling(x))  # one zero row more: see pointwise.py
+                and pointwise.pad_for_pooling(n.run, x))  # one zero row more: see pointwise.py
     x = _window_extent(x, (a["padding"][0], a["padding"][2]), [extent[0] + extra, extent[1]], fill, work)
     el = C.element_of(x)
     init = linalg.fill(C.scalar_const(el, fill), outs=[C.empty([nb, oh, ow, c], el)])

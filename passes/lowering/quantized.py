@@ -6,25 +6,24 @@ Requantization is a linalg.generic in int64: acc * m >> s with m a 31-bit multip
 (m / 2^s = the real multiplier to ~2^-31 relative), rounding half away from zero, + zero point,
 clamped. Pool sums, softmax and table lookups are linalg/TOSA int32.
 
-On llvm-cpu a padded convolution reads its input through a tagged `util.optimization_barrier`.
-Without it IREE writes the producing int8 product (a 1x1 convolution before MobileNet's depthwise
-layers) straight into the padded buffer, which keeps it from data-tiling the product onto its VNNI
-matmul ukernel: the product then ran 10-20x slower than the ukernel. When every padding of the
-module is an int8 convolution's, backends/llvm_cpu/pad_fusion.py removes the barriers again and
-has IREE fuse each pad into its convolution; otherwise they stay, at the cost of one more
-submission per layer and a copy into the padded buffer (measurements: docs/performance.md).
+A target may read a padded convolution's int8 input, and a matrix-vector product's depth-padded
+operands, its own way (`Forms.int8_padded_input`, `Forms.int8_depth_padding`): llvm-cpu puts the
+former behind an optimization barrier and marks both for its pad fusion
+(backends/llvm_cpu/lowering/forms.py, pad_fusion.py).
 """
+from __future__ import annotations
+
 import math
 
 import numpy as np
 from iree.compiler import ir
-from iree.compiler.dialects import arith, linalg, tensor, tosa, util
+from iree.compiler.dialects import arith, linalg, tensor, tosa
 
-from estuary.backends.llvm_cpu import pad_fusion
 from estuary.dialects.ops.pooling import valid_counts
+from estuary.passes.lowering import RuleContext, lowering
 from estuary.passes.lowering import common as C
-from estuary.passes.lowering import lowering
 from estuary.passes.lowering.convolution import drop_end_rows, fit_padding
+from estuary.passes.lowering.forms import GENERIC, Forms
 
 
 def _i(width):
@@ -119,7 +118,7 @@ def lower_table_lookup(n):
 
 
 @lowering("quantized_conv2d")
-def lower_quantized_conv2d(n):
+def lower_quantized_conv2d(n: RuleContext, forms: Forms = GENERIC) -> ir.Value:
     a = n.attrs
     x, w = n.inputs[0], n.inputs[1]
     bias = n.inputs[2] if len(n.inputs) > 2 and n.inputs[2] is not None else None
@@ -135,9 +134,8 @@ def lower_quantized_conv2d(n):
     oh = (h + pt + pb - kh) // a["strides"][0] + 1
     ow = (wd + pl + pr - kw) // a["strides"][1] + 1
     x8, w8 = to_int8(x), to_int8(w)
-    if any(a["padding"]) and n.options.target == "llvm-cpu":  # see the module docstring
-        x8 = util.optimization_barrier([x8.type], [x8])
-        x8.owner.attributes[pad_fusion.BARRIER_TAG] = ir.UnitAttr.get()
+    if any(a["padding"]):
+        x8 = forms.int8_padded_input(x8)
     if bias is None:
         bias = C.const(np.zeros(o), "int32")
     izp = C.zero_point("int8", a["input_zero_point"] - 128)
@@ -155,29 +153,29 @@ def lower_quantized_conv2d(n):
         acc = C.concat(images, 0)
     else:
         if kh == kw == 1 and nb * oh * ow == 1:  # one pixel: IREE makes it an int8 matrix-vector product
-            x8, w8 = _pad_depth(x8, 3, a["input_zero_point"] - 128), _pad_depth(w8, 3, a["filter_zero_point"] - 128)
+            x8, w8 = (_pad_depth(forms, x8, 3, a["input_zero_point"] - 128),
+                      _pad_depth(forms, w8, 3, a["filter_zero_point"] - 128))
         acc = tosa.conv2d(C.tensor_type([nb, oh, ow, o], _i(32)), x8, w8, bias, izp, wzp, **attrs)
     return requantize(drop_end_rows(acc, extra_h, extra_w), False, 0, *_out_args(a))
 
 
-def _pad_depth(v8, axis, zero_point, multiple=8):
+def _pad_depth(forms: Forms, v8: ir.Value, axis: int, zero_point: int, multiple: int = 8) -> ir.Value:
     """`v8` padded along the reduced `axis` to a multiple of `multiple` with its zero point, which
     adds nothing to the product. IREE's llvm-cpu data tiling fails on an int8 matrix-vector
     product whose depth is not such a multiple ("'memref.store' op write affecting operations on
     global resources are restricted to workgroup distributed contexts"), e.g. a single-pixel
-    1x1 convolution or a batch-1 fully connected layer over 3 or 7 values."""
+    1x1 convolution or a batch-1 fully connected layer over 3 or 7 values. (`forms`: the target's
+    forms, which see the padded operand.)"""
     depth = C.shape_of(v8)[axis]
     if depth % multiple == 0:
         return v8
     pads = [(0, 0)] * len(C.shape_of(v8))
     pads[axis] = (0, -depth % multiple)
-    padded = C.pad_constant(v8, pads, zero_point, "int8")
-    padded.owner.attributes[pad_fusion.DEPTH_PAD_TAG] = ir.UnitAttr.get()
-    return padded
+    return forms.int8_depth_padding(C.pad_constant(v8, pads, zero_point, "int8"))
 
 
 @lowering("quantized_matmul")
-def lower_quantized_matmul(n):
+def lower_quantized_matmul(n: RuleContext, forms: Forms = GENERIC) -> ir.Value:
     a = n.attrs
     x, w = n.inputs[0], n.inputs[1]
     bias = n.inputs[2] if len(n.inputs) > 2 and n.inputs[2] is not None else None
@@ -185,7 +183,7 @@ def lower_quantized_matmul(n):
     units = C.shape_of(w)[0]
     x8, w8 = to_int8(x), to_int8(w)
     if m == 1:  # a matrix-vector product (see _pad_depth)
-        x8, w8 = _pad_depth(x8, 1, a["a_zero_point"] - 128), _pad_depth(w8, 1, a["b_zero_point"] - 128)
+        x8, w8 = _pad_depth(forms, x8, 1, a["a_zero_point"] - 128), _pad_depth(forms, w8, 1, a["b_zero_point"] - 128)
         k = C.shape_of(x8)[1]
     a8 = C.reshape(x8, [1, m, k])
     b8 = C.reshape(C.transpose(w8, [1, 0]), [1, k, units])

@@ -7,23 +7,25 @@ The arithmetic is the spec's decomposition (§7.7.20, 21, 28, 29), arranged for 
   direction is reversed in time first, so iteration `s` reads row block `s` in each direction);
 - all gates share one matmul, then gates are sliced out by the layout's gate order; with batch 1
   the recurrent product is instead one multi-result `linalg.generic` (a dot product per gate unit,
-  tagged `estuary.matvec`), which IREE does not turn into its latency-bound one-row
-  matmul kernel and which `cpu-tiles` vectorizes along the reduction (docs/performance.md).
+  `Forms.row_products`), which IREE does not turn into its latency-bound one-row matmul kernel
+  and which llvm-cpu's `cpu-tiles` vectorizes along the reduction (docs/performance.md); an LSTM
+  may take the target's own form of it (`Forms.lstm_gate_products`: llvm-cpu's column vectors).
 With return_sequence, the sequence is stacked by iteration, as the spec's decomposition does.
 Cells run as one step of a one-direction network. float16 is computed in float32 and rounded
 once at the end.
 """
+from __future__ import annotations
+
 import numpy as np
 from iree.compiler import ir
 from iree.compiler.dialects import arith, tosa
 from iree.compiler.dialects import math as mathd
 
-from estuary.backends.llvm_cpu.tile_rules import unit_width
 from estuary.dialects.ops.recurrent import GRU_ACTIVATIONS, LSTM_ACTIVATIONS, PEEPHOLE_GATES
+from estuary.passes.lowering import RuleContext, lowering
 from estuary.passes.lowering import common as C
-from estuary.passes.lowering import lowering
-from estuary.passes.lowering.matvec import is_constant, row_products, unit_products
-from estuary.passes.lowering.pointwise import constant_array
+from estuary.passes.lowering.forms import GENERIC, Forms
+from estuary.passes.lowering.matvec import is_constant
 
 FLOAT_MAX = float(np.finfo(np.float32).max)
 
@@ -105,44 +107,23 @@ def _as_dirs(t):
     return None if t is None else C.reshape(t, [C.shape_of(t)[0], 1, C.shape_of(t)[1]])
 
 
-def _gate_products(h, rw, blocks, hidden, joined=True):
+def _gate_products(forms: Forms, h: ir.Value, rw: ir.Value, blocks: int, hidden: int,
+                   joined: bool = True) -> ir.Value | list[ir.Value]:
     """h · (the first `blocks` gate blocks of rw)^T for a batch-1 step: h [nd, 1, K], rw [nd, G, K]
     -> [nd, 1, blocks * hidden], like the matmul path (or, not `joined`, one [nd, 1, hidden] per
-    block). One tagged multi-result generic (matvec.row_products, a result per gate), joined: that
+    block). One multi-result generic (`forms.row_products`, a result per gate), joined: that
     keeps the gate math out of the product's dispatch, where it ran one element at a time under
     the product's one-row tiles; in its own dispatch it is vectorized (faster for the LSTM and a
-    GRU with reset-after: docs/performance.md). The LSTM takes `_column_products` where it can."""
+    GRU with reset-after: docs/performance.md). An LSTM takes `forms.lstm_gate_products` where
+    the target has them."""
     nd, _, k = C.shape_of(h)
     lead = [nd] if nd > 1 else []
     weights = [C.reshape(C.slice_(rw, [0, i * hidden, 0], [nd, hidden, k]), lead + [hidden, k])
                for i in range(blocks)]
-    results = row_products(C.reshape(h, lead + [k]), weights)
+    results = forms.row_products(C.reshape(h, lead + [k]), weights)
     if not joined:
         return [C.reshape(r, [nd, 1, hidden]) for r in results]
     return C.reshape(C.concat(results, len(lead)), [nd, 1, blocks * hidden])
-
-
-def _column_matrix(rw, hidden, nd, lanes):
-    """The recurrent weight as the [K, G] numpy matrix of the column-vector form
-    (`_column_products`): for one direction, a constant rw and a hidden size of whole vector
-    steps on an x86 CPU (`lanes`: the target's float32 lanes, which GPU targets lack), else None. Read once per
-    network, not per step."""
-    width = unit_width(lanes)
-    if nd != 1 or not width or hidden % width:
-        return None
-    w = constant_array(rw)
-    return None if w is None else np.ascontiguousarray(w[0].T, dtype=np.float32)
-
-
-def _column_products(h, matrix, blocks, hidden, ctx):
-    """`_gate_products`, not joined, in the column-vector form (matvec.unit_products), from
-    `_column_matrix`'s matrix. The gate math fuses into the product's dispatch, vectorized along
-    the units (the row form keeps it in a dispatch of its own, one per step). `ctx`: the rule's
-    context (lanes, the run's cache of blocked weights)."""
-    nd, _, k = C.shape_of(h)
-    results = unit_products(C.reshape(h, [k]), [matrix[:, i * hidden:(i + 1) * hidden] for i in range(blocks)],
-                            unit_width(ctx.options.cpu_lanes), ctx.run.cache)
-    return [C.reshape(r, [nd, 1, hidden]) for r in results]
 
 
 def _plus(x, *terms):
@@ -188,8 +169,9 @@ class _Unrolled:
         return list(states) + ([C.concat(sequence, 0)] if return_sequence else [])
 
 
-def _gru(x, w, rw, bias, rbias, h0, hidden, reset_after, return_sequence, direction, layout, activations):
-    """float32 GRU values: [hidden (+ sequence)] of shapes [nd, batch, h] and [steps, nd, batch, h]."""
+def _gru(forms, x, w, rw, bias, rbias, h0, hidden, reset_after, return_sequence, direction, layout, activations):
+    """float32 GRU values: [hidden (+ sequence)] of shapes [nd, batch, h] and [steps, nd, batch, h];
+    `forms`: the target's forms."""
     f, g = activations or GRU_ACTIVATIONS
     if not reset_after and rbias is not None:
         bias = rbias if bias is None else _add(bias, rbias)  # both biases sit outside the reset product
@@ -203,7 +185,7 @@ def _gru(x, w, rw, bias, rbias, h0, hidden, reset_after, return_sequence, direct
     def product(h, blocks):
         """h times the first `blocks` gate blocks of the recurrent weight."""
         if net.per_gate:
-            return _gate_products(h, rw, blocks, hidden)
+            return _gate_products(forms, h, rw, blocks, hidden)
         return _matmul(h, rt if blocks == 3 else C.slice_(rt, [0, 0, 0], [net.nd, hidden, blocks * hidden]))
 
     def step(s, states):
@@ -212,7 +194,7 @@ def _gru(x, w, rw, bias, rbias, h0, hidden, reset_after, return_sequence, direct
         if net.per_gate and not reset_after:
             # left apart: the z/r math then fuses into the products' dispatch, which ends at the n
             # product anyway (joined, a GRU without reset-after ran slower)
-            rz = dict(zip(layout[:2], _gate_products(h, rw, 2, hidden, joined=False)))
+            rz = dict(zip(layout[:2], _gate_products(forms, h, rw, 2, hidden, joined=False)))
             z_pre, r_pre = (_add(_gate(xp, layout, name, hidden), rz[name]) for name in "zr")
         else:
             rp = _plus(product(h, 3), _as_dirs(rbias)) if reset_after else product(h, 2)
@@ -229,20 +211,22 @@ def _gru(x, w, rw, bias, rbias, h0, hidden, reset_after, return_sequence, direct
     return net.run(step, [net.state(h0)], return_sequence)
 
 
-def _lstm(ctx, x, w, rw, bias, rbias, peephole, h0, c0, hidden, return_sequence, direction, layout, activations):
-    """float32 LSTM values: [hidden, cell (+ sequence)]; `ctx`: the rule's context."""
+def _lstm(ctx, forms, x, w, rw, bias, rbias, peephole, h0, c0, hidden, return_sequence, direction, layout,
+          activations):
+    """float32 LSTM values: [hidden, cell (+ sequence)]; `ctx`: the rule's context, `forms` the
+    target's forms."""
     f, g, hh = activations or LSTM_ACTIVATIONS
     net = _Unrolled(x, w, rbias if bias is None else _plus(bias, rbias), direction, hidden)
     rt = None if net.per_gate else _transposed(rw)  # [nd, h, 4h]
     peep = _as_dirs(peephole)  # [nd, 1, 3h], packed i, o, f
-    matrix = _column_matrix(rw, hidden, net.nd, ctx.options.cpu_lanes) if net.per_gate else None
+    columns_of = forms.lstm_gate_products(ctx, rw, hidden, net.nd) if net.per_gate else None
 
     def step(s, states):
         h, c = states
         xp = net.input_at(s)
-        columns = dict(zip(layout, _column_products(h, matrix, 4, hidden, ctx))) if matrix is not None else None
+        columns = dict(zip(layout, columns_of(h))) if columns_of is not None else None
         if columns is None:
-            full = _gate_products(h, rw, 4, hidden) if net.per_gate else _matmul(h, rt)
+            full = _gate_products(forms, h, rw, 4, hidden) if net.per_gate else _matmul(h, rt)
 
         def product(name):
             return columns[name] if columns is not None else _gate(full, layout, name, hidden)
@@ -269,20 +253,20 @@ def _network_inputs(n, count):
 
 
 @lowering("gru")
-def lower_gru(n):
+def lower_gru(n: RuleContext, forms: Forms = GENERIC) -> list[ir.Value]:
     x, w, rw, bias, rbias, h0 = _network_inputs(n, 6)
     a = n.attrs
-    values = _gru(x, w, rw, bias, rbias, h0, a["hidden_size"], a["reset_after"], a["return_sequence"],
+    values = _gru(forms, x, w, rw, bias, rbias, h0, a["hidden_size"], a["reset_after"], a["return_sequence"],
                   a["direction"], a["layout"], a["activations"])
     return [_narrow(v, spec) for v, spec in zip(values, n.out_specs)]
 
 
 @lowering("lstm")
-def lower_lstm(n):
+def lower_lstm(n: RuleContext, forms: Forms = GENERIC) -> list[ir.Value]:
     x, w, rw, bias, rbias, peep, h0, c0 = _network_inputs(n, 8)
     a = n.attrs
-    values = _lstm(n, x, w, rw, bias, rbias, peep, h0, c0, a["hidden_size"], a["return_sequence"], a["direction"],
-                   a["layout"], a["activations"])
+    values = _lstm(n, forms, x, w, rw, bias, rbias, peep, h0, c0, a["hidden_size"], a["return_sequence"],
+                   a["direction"], a["layout"], a["activations"])
     return [_narrow(v, spec) for v, spec in zip(values, n.out_specs)]
 
 
@@ -292,20 +276,20 @@ def _one_direction(v, rank):
 
 
 @lowering("gru_cell")
-def lower_gru_cell(n):
+def lower_gru_cell(n: RuleContext, forms: Forms = GENERIC) -> ir.Value:
     x, w, rw, h, bias, rbias = n.inputs
     a = n.attrs
-    (hidden,) = _gru(_one_direction(x, 3), _one_direction(w, 3), _one_direction(rw, 3), _one_direction(bias, 2),
+    (hidden,) = _gru(forms, _one_direction(x, 3), _one_direction(w, 3), _one_direction(rw, 3), _one_direction(bias, 2),
                      _one_direction(rbias, 2), _one_direction(h, 3), a["hidden_size"], a["reset_after"], False,
                      "forward", a["layout"], a["activations"])
     return _narrow(hidden, n.out)
 
 
 @lowering("lstm_cell")
-def lower_lstm_cell(n):
+def lower_lstm_cell(n: RuleContext, forms: Forms = GENERIC) -> list[ir.Value]:
     x, w, rw, h, c, bias, rbias, peep = n.inputs
     a = n.attrs
-    values = _lstm(n, _one_direction(x, 3), _one_direction(w, 3), _one_direction(rw, 3), _one_direction(bias, 2),
+    values = _lstm(n, forms, _one_direction(x, 3), _one_direction(w, 3), _one_direction(rw, 3), _one_direction(bias, 2),
                    _one_direction(rbias, 2), _one_direction(peep, 2), _one_direction(h, 3), _one_direction(c, 3),
                    a["hidden_size"], False, "forward", a["layout"], a["activations"])
     return [_narrow(v, spec) for v, spec in zip(values, n.out_specs)]

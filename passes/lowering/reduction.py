@@ -75,18 +75,18 @@ def _int_reduce(kind, x, axes, dtype):
 # ---------------------------------------------------------------- TOSA float reductions
 
 
-def _sum(x, axes):
+def _sum(x, axes, run):
     """Float32 sum over `axes`, the reduced dims kept as size 1. Over the spatial axes [1, 2] of
     an NHWC tensor with a multiple of 16 channels (a global pooling written as a reduction, as
     Core ML's and NNEF's converters write it) it is a linalg.pooling_nhwc_sum over the whole
     image: IREE fuses a tosa.reduce_sum into the dispatch of the convolution producing its input,
     which made ResNet-18's last convolution slower (docs/performance.md), while a pooling op stays
-    a dispatch of its own, as WebNN's global average pool does."""
+    a dispatch of its own, as WebNN's global average pool does. (`run`: the lowering run.)"""
     shape = C.shape_of(x)
     if len(shape) != 4 or sorted(axes) != [1, 2] or not dims.is_static(shape) or shape[3] % 16:
         return C.reduce_kept(x, axes, tosa.reduce_sum)
     n, h, w, c = shape
-    if pointwise.pad_for_pooling(x):  # one zero row more: see pointwise.py
+    if pointwise.pad_for_pooling(run, x):  # one zero row more: see pointwise.py
         x = C.pad_constant(x, [(0, 0), (0, 1), (0, 0), (0, 0)], 0, "float32")
         h += 1
     init = linalg.fill(C.scalar_const(_f32(), 0.0), outs=[C.empty([n, 1, 1, c], _f32())])
@@ -110,8 +110,9 @@ def _log_sum_exp(x, axes):
     return tosa.add(kt, tosa.log(kt, s), m)
 
 
-def _float_reduce(kind, x, axes):
-    """A float32 reduction other than max/min; the result keeps the reduced dims as size 1."""
+def _float_reduce(kind, x, axes, run):
+    """A float32 reduction other than max/min; the result keeps the reduced dims as size 1
+    (`run`: the lowering run)."""
     shape = C.shape_of(x)
     keep = _kept_shape(shape, axes)
     t, kt = C.tensor_type(shape, _f32()), C.tensor_type(keep, _f32())
@@ -123,7 +124,7 @@ def _float_reduce(kind, x, axes):
         x = tosa.abs(t, x)
     elif kind in ("l2", "sum_square"):
         x = C.mul(x, x, t)
-    s = _sum(x, axes)
+    s = _sum(x, axes, run)
     if kind == "mean":
         count = dims.size(shape[a] for a in axes)
         if isinstance(count, dims.Dim):  # divide by the run-time element count
@@ -179,7 +180,7 @@ def lower_reduce(n):
     elif kind in ("max", "min"):
         y = _extreme(x, axes, dtype, kind == "max")
     elif _is_float(dtype):
-        y = _widened(x, dtype, lambda v: _float_reduce(kind, v, axes))
+        y = _widened(x, dtype, lambda v: _float_reduce(kind, v, axes, n.run))
     else:
         y = _int_reduce(kind, x, axes, dtype)
     return C.reshape(y, out_shape)

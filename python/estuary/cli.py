@@ -522,7 +522,8 @@ def main(argv=None):
     return _guarded(args.fn, args, args.verbose)
 
 
-OPT_EPILOG = """pass options, in MLIR's textual form: --lower-nn-to-tosa="target=vulkan-spirv cpu-lanes=8"
+OPT_EPILOG = """pass options, in MLIR's textual form: --lower-nn-to-tosa="target=vulkan-spirv",
+--lower-nn-to-tosa="cpu-lanes=8 retile=true" (llvm-cpu's AVX2 forms)
 (keys: target, cpu, optimize, cpu-lanes, winograd, retile, workers, disabled, extra-flags, precision).
 Side results of a pass (e.g. keep-f64) are printed as a '// <pass>: key=value' line first."""
 

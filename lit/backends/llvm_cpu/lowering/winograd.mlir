@@ -4,14 +4,16 @@
 // convolution with constant weights becomes Winograd F(4x4, 3x3): the 15x15 output is 4x4 tiles
 // (a 18x18 padded input), the row and column input transforms read strided slices, the tile
 // products are one batched tosa.matmul of 36 with the transformed filter [36, C, F], the output
-// transforms follow and the 16x16 result is sliced to 15x15 before the bias.
+// transforms follow and the 16x16 result is sliced to 15x15 before the bias. The lowering's
+// side result counts it.
+// CHECK: // lower-nn-to-tosa: winograd=1
 // CHECK-LABEL: func.func @winograd
 // CHECK: tosa.pad
 // CHECK-COUNT-6: tensor.extract_slice {{.*}}[4, 1, 1] : tensor<18x18x16xf32> to tensor<4x18x16xf32>
 // CHECK: linalg.generic
 // CHECK-COUNT-6: tensor.extract_slice {{.*}}[1, 1, 4, 1] : tensor<6x4x18x16xf32> to tensor<6x4x4x16xf32>
 // CHECK: linalg.generic
-// CHECK: tosa.matmul {{.*}} {estuary.winograd} : (tensor<36x16x16xf32>, tensor<36x16x32xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<36x16x32xf32>
+// CHECK: tosa.matmul {{.*}} : (tensor<36x16x16xf32>, tensor<36x16x32xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<36x16x32xf32>
 // CHECK: linalg.generic
 // CHECK: linalg.generic
 // CHECK: tosa.slice
@@ -28,9 +30,9 @@ func.func @winograd(%x: tensor<1x15x15x16xf32>) -> tensor<1x15x15x32xf32> {
 
 // Kept as a direct convolution: stride 2, a 7x7 output (too small to gain), weights that are
 // not constant.
+// CHECK: // lower-nn-to-tosa: winograd=0
 // CHECK-LABEL: func.func @direct
 // CHECK-COUNT-3: tosa.conv2d
-// CHECK-NOT: estuary.winograd
 func.func @direct(%x: tensor<1x16x16x16xf32>, %x7: tensor<1x7x7x16xf32>, %wv: tensor<32x16x3x3xf32>) -> (tensor<1x8x8x32xf32>, tensor<1x7x7x32xf32>, tensor<1x16x16x32xf32>) {
   %w = "nn.constant"() {value = dense<0.5> : tensor<32x16x3x3xf32>} : () -> tensor<32x16x3x3xf32>
   %0 = "nn.conv2d"(%x, %w) {padding = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>, input_layout = "nhwc", operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<1x16x16x16xf32>, tensor<32x16x3x3xf32>) -> tensor<1x8x8x32xf32>
@@ -43,9 +45,9 @@ func.func @direct(%x: tensor<1x16x16x16xf32>, %x7: tensor<1x7x7x16xf32>, %wv: te
 
 // A result transposed after its activation (an NCHW output) stays direct: IREE would fuse the
 // transpose into the Winograd output pass.
+// CHECK: // lower-nn-to-tosa: winograd=0
 // CHECK-LABEL: func.func @transposed_after
 // CHECK: tosa.conv2d
-// CHECK-NOT: estuary.winograd
 func.func @transposed_after(%x: tensor<1x16x16x16xf32>) -> tensor<1x32x16x16xf32> {
   %w = "nn.constant"() {value = dense<0.5> : tensor<32x16x3x3xf32>} : () -> tensor<32x16x3x3xf32>
   %0 = "nn.conv2d"(%x, %w) {padding = array<i64: 1, 1, 1, 1>, input_layout = "nhwc", operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<1x16x16x16xf32>, tensor<32x16x3x3xf32>) -> tensor<1x16x16x32xf32>

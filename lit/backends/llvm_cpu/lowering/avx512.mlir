@@ -1,9 +1,9 @@
-// RUN: estuary-opt %s --split-input-file --nn-verify --lower-nn-to-tosa=cpu-lanes=16 | FileCheck %s
+// RUN: estuary-opt %s --split-input-file --nn-verify --lower-nn-to-tosa="cpu-lanes=16 retile=true" | FileCheck %s
 
-// On AVX-512 (cpu-lanes=16), a 1x1 convolution with at least 512
-// output channels takes its weights in blocks of 32 output channels, [F / 32, C, 32]; the
-// product has loops (oh, ow, f / 32, f % 32, c) (passes/lowering/pointwise.py,
-// cpu_tiles.pointwise_block and blocked_pointwise_tiles).
+// On AVX-512 (cpu-lanes=16 with retile: CompileOptions.tile_lanes), a 1x1 convolution with at
+// least 512 output channels takes its weights in blocks of 32 output channels, [F / 32, C, 32]; the
+// product has loops (oh, ow, f / 32, f % 32, c) (backends/llvm_cpu/lowering/pointwise.py,
+// tile_rules.pointwise_block and blocked_pointwise_tiles).
 // CHECK: #[[IN:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4)>
 // CHECK: #[[W:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d2, d4, d3)>
 // CHECK: #[[OUT:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>
@@ -91,8 +91,8 @@ func.func @unblocked(%x: tensor<1x14x14x8xf32>, %y: tensor<1x5x5x8xf32>) -> (ten
 // -----
 
 // A one-row product with a constant matrix of at least 256 columns is in the column-vector form
-// (passes/lowering/matvec.py unit_products): weights in blocks of 32 columns, [N / 32, K, 32], one
-// generic with two results of [blocks, 32] over (block, column, k), tagged for cpu-tiles, joined
+// (backends/llvm_cpu/lowering/matvec.py unit_products): weights in blocks of 32 columns, [N / 32, K, 32], one
+// generic with two results of [blocks, 32] over (block, column, k), marked for cpu-tiles, joined
 // along the row of the [1, N] result (N padded to whole blocks and sliced back).
 // CHECK: #[[V:.*]] = affine_map<(d0, d1, d2) -> (d2)>
 // CHECK: #[[WB:.*]] = affine_map<(d0, d1, d2) -> (d0, d2, d1)>

@@ -1,4 +1,5 @@
-"""Batch-1 float32 3x3 stride-1 convolutions as Winograd F(4x4, 3x3), for the llvm-cpu target.
+"""Batch-1 float32 3x3 stride-1 convolutions as Winograd F(4x4, 3x3), for the llvm-cpu target
+(`cpu-winograd`: `CompileOptions.winograd`).
 
 Each 6x6 input tile (stride 4) is transformed to V = B^T d B, multiplied channel-wise with the
 transformed filter U = G g G^T (one [tiles, C] x [C, F] product per tile position: a batched
@@ -14,8 +15,13 @@ slices also keep IREE from fusing the two passes (fused, the row pass was recomp
 per output). `util.optimization_barrier` would do that too, but it splits the command buffer
 into one submission per barrier, which cost more than the transform saved on two threads.
 Measurements: docs/performance.md; off with `--disable-pass cpu-winograd`. A convolution
-whose result is transposed afterwards (an NCHW model output) stays direct (convolution.py).
+whose result is transposed afterwards (an NCHW model output) stays direct (forms.py). The
+lowering's side result `winograd` counts the convolutions that took this form.
 """
+from __future__ import annotations
+
+from collections.abc import Sequence
+
 import numpy as np
 from iree.compiler import ir
 from iree.compiler.dialects import arith, linalg, tensor, tosa
@@ -30,18 +36,18 @@ G = np.array([[1 / 4, 0, 0], [-1 / 6, -1 / 6, -1 / 6], [-1 / 6, 1 / 6, -1 / 6],
               [1 / 24, 1 / 12, 1 / 6], [1 / 24, -1 / 12, 1 / 6], [0, 0, 1]], np.float64)
 AT = np.array([[1, 1, 1, 1, 1, 0], [0, 1, -1, 2, -2, 0], [0, 1, 1, 4, 4, 0], [0, 1, -1, 8, -8, 1]], np.float64)
 
-TAG = "estuary.winograd"  # on each Winograd product (compile_nn counts them)
 MIN_OUTPUT = 14  # measured: 14x14 and larger outputs gain, 7x7 loses (docs/performance.md)
 MIN_CHANNELS = 16  # fewer channels: not measured (a short reduction for the batched matmul)
 
 
-def filter_transform(w_oihw):
+def filter_transform(w_oihw: np.ndarray) -> np.ndarray:
     """OIHW 3x3 weights -> U [36, C, F] float32 (computed in float64)."""
     u = np.einsum("ak,fckl,bl->abcf", G, w_oihw.astype(np.float64), G)
     return np.ascontiguousarray(u.reshape(A * A, w_oihw.shape[1], w_oihw.shape[0]).astype(np.float32))
 
 
-def applies(x, w_oihw, pad, strides, dilations):
+def applies(x: ir.Value, w_oihw: ir.Value, pad: Sequence[int], strides: Sequence[int],
+            dilations: Sequence[int]) -> bool:
     """True for a batch-1 float32 3x3 stride-1 undilated convolution worth the transform."""
     n, h, w, c = C.shape_of(x)
     f, i, kh, kw = C.shape_of(w_oihw)
@@ -51,12 +57,16 @@ def applies(x, w_oihw, pad, strides, dilations):
             and C.element_of(x) == ir.F32Type.get() and all(p >= 0 for p in pad))
 
 
-def _combine(terms, out_shape, coef_dim):
+Term = tuple[ir.Value, Sequence[int], np.ndarray]  # an input, the loops its map reads, its coefficients
+
+
+def _combine(terms: Sequence[Term], out_shape: list[int], coef_dim: int) -> ir.Value:
     """sum_k coef_k[d] * x_k over `out_shape`; terms are (x_k, x_map dims, coef column)."""
     f32 = ir.F32Type.get()
     rank = len(out_shape)
     d = [ir.AffineDimExpr.get(i) for i in range(rank)]
-    ins, maps = [], []
+    ins: list[ir.Value] = []
+    maps: list[ir.AffineMap] = []
     for x, dims, col in terms:
         ins += [x, C.const(col.astype(np.float32), "float32")]
         maps += [ir.AffineMap.get(rank, 0, [d[i] for i in dims]), ir.AffineMap.get(rank, 0, [d[coef_dim]])]
@@ -75,7 +85,7 @@ def _combine(terms, out_shape, coef_dim):
     return op.result
 
 
-def conv3x3(x, w_oihw, bias, pad):
+def conv3x3(x: ir.Value, w_oihw: np.ndarray, bias: ir.Value, pad: Sequence[int]) -> ir.Value:
     """x [1, H, W, C] NHWC, constant OIHW weights (numpy), bias [F], pad (t, b, l, r)
     -> [1, OH, OW, F] float32."""
     _, h, w, c = C.shape_of(x)
@@ -95,7 +105,6 @@ def conv3x3(x, w_oihw, bias, pad):
     u = C.const(filter_transform(w_oihw), "float32")
     zp = C.zero_point("float32")
     m = tosa.matmul(C.tensor_type([A * A, th * tw, f], ir.F32Type.get()), v, u, zp, zp)
-    m.owner.attributes[TAG] = ir.UnitAttr.get()
     m = C.reshape(m, [A, A, th, tw, f])
     # output columns: Z[u, ty, tx, q, f] = sum_v AT[q, v] M[u, v, ty, tx, f]
     zc = [(C.reshape(C.slice_(m, [0, k, 0, 0, 0], [A, 1, th, tw, f]), [A, th, tw, f]), (0, 1, 2, 4), AT[:, k])
@@ -108,16 +117,3 @@ def conv3x3(x, w_oihw, bias, pad):
     if (th * M, tw * M) != (oh, ow):
         y = C.slice_(y, [0, 0, 0, 0], [1, oh, ow, f])
     return tosa.add(C.tensor_type([1, oh, ow, f], ir.F32Type.get()), y, C.reshape(bias, [1, 1, 1, f]))
-
-
-def count(module):
-    """The number of Winograd convolutions in a lowered module."""
-    found = []
-
-    def visit(op):
-        if TAG in op.attributes:
-            found.append(op)
-        return ir.WalkResult.ADVANCE
-
-    module.operation.walk(visit)
-    return len(found)

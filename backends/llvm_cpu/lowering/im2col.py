@@ -1,22 +1,28 @@
 """Narrow batch-1 float32 convolutions on AVX2 as im2col and one data-tiled matmul.
 
-On an 8-lane target (`CompileOptions.cpu_lanes`), IREE's direct convolution code for outputs at
+On an AVX2 target (`CompileOptions.tile_lanes` 8), IREE's direct convolution code for outputs at
 most 7 pixels wide stays slow whatever register tiles `cpu-tiles` gives it. Here the input's
 windows are copied into a [OH*OW, KH*KW*C] matrix by one `linalg.generic` (strides and
 dilations in its indexing map), which IREE fuses into the packing of the matmul's left operand;
 the weights are a constant [KH*KW*C, F] matrix, and the product runs on IREE's mmt4d ukernel
 (measurements: docs/performance.md).
 """
+from __future__ import annotations
+
+from collections.abc import Sequence
+
 import numpy as np
 from iree.compiler import ir
 from iree.compiler.dialects import linalg
 
+from estuary.backends.llvm_cpu.lowering.pointwise import NARROW, matmul_bias
 from estuary.passes.lowering import common as C
 from estuary.passes.lowering.matvec import zeros
-from estuary.passes.lowering.pointwise import NARROW, constant_array, matmul_bias
+from estuary.passes.lowering.pointwise import constant_array
 
 
-def weights(x, w_oihw, strides, dilations, lanes):
+def weights(x: ir.Value, w_oihw: ir.Value, strides: Sequence[int], dilations: Sequence[int],
+            lanes: int | None) -> np.ndarray | None:
     """The constant OIHW weights of a convolution this form applies to, else None: AVX2, batch 1,
     float32, a window larger than 1x1 (`conv` checks that the output is at most NARROW wide)."""
     n, h, wd, c = C.shape_of(x)
@@ -28,7 +34,8 @@ def weights(x, w_oihw, strides, dilations, lanes):
     return constant_array(w_oihw)
 
 
-def conv(x, w_oihw, bias, pad, strides, dilations):
+def conv(x: ir.Value, w_oihw: np.ndarray, bias: ir.Value, pad: Sequence[int], strides: Sequence[int],
+         dilations: Sequence[int]) -> ir.Value | None:
     """x [1, H, W, C] NHWC, constant w_oihw (numpy), bias [F] -> [1, OH, OW, F], or None when
     the output is wider than NARROW."""
     _, h, wd, c = C.shape_of(x)

@@ -1,7 +1,8 @@
-// RUN: estuary-opt %s --split-input-file --nn-verify --lower-nn-to-tosa=cpu-lanes=8 | FileCheck %s
+// RUN: estuary-opt %s --split-input-file --nn-verify --lower-nn-to-tosa="cpu-lanes=8 retile=true" | FileCheck %s
 
-// On AVX2 (cpu-lanes=8), an unstrided 1x1 convolution at most 7 pixels
-// wide is a plain matmul over its 49 pixels, which IREE data-tiles (passes/lowering/pointwise.py).
+// On AVX2 (cpu-lanes=8 with retile: CompileOptions.tile_lanes), an unstrided 1x1 convolution at
+// most 7 pixels wide is a plain matmul over its 49 pixels, which IREE data-tiles
+// (backends/llvm_cpu/lowering/pointwise.py).
 // CHECK-LABEL: func.func @narrow
 // CHECK: %[[W:.*]] = tosa.const values(dense<{{\[\[}}1.000000e+00, 1.000000e+00, 0.000000e+00, 2.000000e+00], [2.000000e+00, 1.000000e+00, 0.000000e+00, 2.000000e+00]{{.*}} : tensor<8x4xf32>)
 // CHECK: linalg.matmul ins({{.*}}, %[[W]] : tensor<49x8xf32>, tensor<8x4xf32>) outs({{.*}} : tensor<49x4xf32>)
@@ -61,7 +62,8 @@ func.func @direct(%x: tensor<1x8x8x2xf32>) -> tensor<1x8x8x4xf32> {
 
 // At least 128 output channels (a multiple of 64, an even width): the weights come in blocks of
 // 32 output channels, [F / 32, C, 32], and the product has loops (oh, ow, f / 32, f % 32, c),
-// a strided slice for a stride (passes/lowering/pointwise.py, cpu_tiles.blocked_pointwise_tiles).
+// a strided slice for a stride (backends/llvm_cpu/lowering/pointwise.py,
+// tile_rules.blocked_pointwise_tiles).
 // CHECK: #[[IN:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4)>
 // CHECK: #[[W:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d2, d4, d3)>
 // CHECK: #[[OUT:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>
