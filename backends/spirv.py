@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from iree.compiler import ir
-from iree.compiler.dialects import util
+from iree.compiler.dialects import arith, flow, tensor, util
 
 from estuary.passes import register
 from estuary.passes.lowering import register_target
@@ -83,12 +83,16 @@ def _outer_generic(op: ir.Operation) -> bool:
 
 
 def _isolated(op: ir.Operation) -> bool:
-    if any(isinstance(r.type, ir.RankedTensorType) and not ir.RankedTensorType(r.type).has_static_shape
-           for r in op.results):
-        return False  # IREE cannot resolve a barrier's dynamic sizes ("unexpected during shape cleanup")
     if op.name in REDUCTIONS:
         return _outer_axis(op)
     return op.name == "linalg.generic" and _outer_generic(op)
+
+
+def _dynamic_sizes(value: ir.Value) -> list[ir.Value]:
+    """`tensor.dim` of each dynamic dimension of `value`, at the current insertion point."""
+    t = ir.RankedTensorType(value.type)
+    return [tensor.dim(value, arith.constant(ir.IndexType.get(), i))
+            for i, d in enumerate(t.shape) if d == ir.ShapedType.get_dynamic_size()]
 
 
 def isolate_outer_reductions(module: ir.Module) -> int:
@@ -107,8 +111,14 @@ def isolate_outer_reductions(module: ir.Module) -> int:
             if not list(result.uses):
                 continue
             with ir.InsertionPoint.after(op), op.location:
+                sizes = _dynamic_sizes(result)
                 barrier = util.optimization_barrier([result.type], [result])
-            result.replace_all_uses_except(barrier, barrier.owner.operation)
+                # IREE cannot read the sizes of a barrier's dynamic result: state them again
+                isolated = flow.TensorTieShapeOp(barrier, sizes).result if sizes else barrier
+            keep = {barrier.owner.operation} | ({isolated.owner.operation} if sizes else set())
+            for use in list(result.uses):
+                if use.owner not in keep and use.owner.name != "tensor.dim":
+                    use.owner.operands[use.operand_number] = isolated
     return len(found)
 
 

@@ -126,9 +126,10 @@ def mlp():
     return net.model({"x": x}, ["y"], {"x": x})
 
 
-def transformer(seq=128, hidden=256, heads=4, ffn=1024, pre_norm=False):
+def transformer(seq=128, hidden=256, heads=4, ffn=1024, pre_norm=False, dynamic=False):
     """A BERT-style encoder block (post-LayerNorm), or with `pre_norm` a GPT-style one: each
-    sublayer reads LayerNorm(x) and adds its result to x."""
+    sublayer reads LayerNorm(x) and adds its result to x. With `dynamic` the sequence length is
+    the symbolic ONNX dimension "seq" (reshapes take -1 there; `seq` sizes the feeds)."""
     net, rng = Net(3), np.random.default_rng(103)
     x = rng.standard_normal((seq, hidden)).astype(np.float32)
     d = hidden // heads
@@ -138,8 +139,10 @@ def transformer(seq=128, hidden=256, heads=4, ffn=1024, pre_norm=False):
         net.flops += 2 * seq * k * n
         return net.node("Add", [net.node("MatMul", [v, w]), net.const(np.zeros(n, np.float32), "b")])
 
+    rows = -1 if dynamic else seq
+
     def split_heads(v):
-        r = net.node("Reshape", [v, net.const(np.array([seq, heads, d], np.int64), "shape")])
+        r = net.node("Reshape", [v, net.const(np.array([rows, heads, d], np.int64), "shape")])
         return net.node("Transpose", [r], perm=[1, 0, 2])
 
     def layer_norm(v):
@@ -154,7 +157,7 @@ def transformer(seq=128, hidden=256, heads=4, ffn=1024, pre_norm=False):
     net.flops += 2 * 2 * heads * seq * seq * d
     attn = net.node("MatMul", [net.node("Softmax", [scores], axis=-1), v])
     merged = net.node("Reshape", [net.node("Transpose", [attn], perm=[1, 0, 2]),
-                                  net.const(np.array([seq, hidden], np.int64), "shape")])
+                                  net.const(np.array([rows, hidden], np.int64), "shape")])
     h = net.node("Add", ["x", proj(merged, hidden, hidden)])
     h = h if pre_norm else layer_norm(h)
     f = proj(_gelu(net, proj(layer_norm(h) if pre_norm else h, hidden, ffn)), ffn, hidden)
@@ -162,7 +165,18 @@ def transformer(seq=128, hidden=256, heads=4, ffn=1024, pre_norm=False):
     if not pre_norm:
         layer_norm(y)
     net.nodes[-1].output[0] = "y"
-    return net.model({"x": x}, ["y"], {"x": x})
+    model = net.model({"x": x}, ["y"], {"x": x})
+    if dynamic:
+        symbolic(model[0], "x", {0: "seq"})
+    return model
+
+
+def symbolic(model, name, dims):
+    """Make dimensions of input `name` symbolic ONNX dims: {axis: dim_param} (in place)."""
+    shape = next(i for i in model.graph.input if i.name == name).type.tensor_type.shape
+    for axis, param in dims.items():
+        shape.dim[axis].ClearField("dim_value")
+        shape.dim[axis].dim_param = param
 
 
 def _gelu(net, v):

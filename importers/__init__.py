@@ -182,7 +182,7 @@ def import_model(source: Any, format: str | None = None,
     from estuary.dialects.graph import NNModule
 
     format = format or detect_format(source)
-    checked = _checked_shapes(source, shapes)
+    checked = _checked_shapes(source, shapes, ranges=format == "nnef")
     if _is_coremltools_model(source) and not _ml_program(source):
         source = source.get_spec()
     nn = _import(source, format, checked)
@@ -191,7 +191,7 @@ def import_model(source: Any, format: str | None = None,
     return nn
 
 
-def _import(source: Any, format: str, checked: dict[str, list[int]] | None) -> NNModule:
+def _import(source: Any, format: str, checked: dict[str, list[Any]] | None) -> NNModule:
     from estuary.dialects.graph import NNModule
 
     if format == "nn":
@@ -217,7 +217,7 @@ def _import(source: Any, format: str, checked: dict[str, list[int]] | None) -> N
     raise EstuaryError(f"unknown format {format!r}; choose one of {', '.join(FORMATS)}")
 
 
-def _check_shape_names(source: object, nn: NNModule, shapes: dict[str, list[int]]) -> None:
+def _check_shape_names(source: object, nn: NNModule, shapes: dict[str, list[Any]]) -> None:
     """Every `shapes` entry names an input and is the shape it got: an unknown name, or a fixed
     dimension the shapes would change, is an error. Dynamic dimensions the importer left (WebNN's
     MLDynamicDimension, MLIR text) are fixed here (dialects/specialize.py)."""
@@ -230,7 +230,8 @@ def _check_shape_names(source: object, nn: NNModule, shapes: dict[str, list[int]
             if name not in have:
                 raise ModelImportError(f"{where}: --shape names {name!r}, which is not an input of this model "
                                        f"(inputs: {', '.join(have) or 'none'})")
-        values = specialize.bindings(nn.inputs, {n: d for n, d in shapes.items() if have[n] != d}, where)
+        fixed = {n: d for n, d in shapes.items() if not any(isinstance(x, tuple) for x in d)}  # ranges: importer's
+        values = specialize.bindings(nn.inputs, {n: d for n, d in fixed.items() if have[n] != d}, where)
         if values:
             specialize.specialize(nn, values)
     except ModelImportError:
@@ -245,16 +246,36 @@ def _ml_program(source: object) -> bool:
     return is_ml_program(source)
 
 
-def _checked_shapes(source: object, shapes: object) -> dict[str, list[int]] | None:
-    """`shapes` as {input name: [positive ints]}, or a clear error naming the model."""
+def _checked_shapes(source: object, shapes: object, ranges: bool = False) -> dict[str, list[Any]] | None:
+    """`shapes` as {input name: [positive ints]}, or a clear error naming the model. With `ranges`
+    (NNEF's tract symbols) an item may also be a range bounding a dynamic dimension: a pair
+    (min, max) or the text 'min..max', kept as a (min, max) tuple."""
     if shapes is None:
         return None
     where = source if isinstance(source, (str, os.PathLike)) else type(source).__name__
     if not isinstance(shapes, dict):
         raise EstuaryError(f"{where}: shapes must be a dict {{input name: [dims]}}, got {type(shapes).__name__}")
+    out: dict[str, list[Any]] = {}
     for name, dims in shapes.items():
-        if not isinstance(name, str) or not isinstance(dims, (list, tuple)) or not all(
-                isinstance(d, numbers.Integral) and not isinstance(d, bool) and int(d) >= 1 for d in dims):
-            raise EstuaryError(f"{where}: shapes[{name!r}] must be a list of positive integers, got {dims!r}")
-    return {name: [int(d) for d in dims] for name, dims in shapes.items()}
+        items = [_range(d) if ranges else None for d in dims] if isinstance(dims, (list, tuple)) else None
+        if not isinstance(name, str) or items is None or not all(
+                r is not None or (isinstance(d, numbers.Integral) and not isinstance(d, bool) and int(d) >= 1)
+                for d, r in zip(dims, items)):
+            what = "positive integers or (min, max) ranges" if ranges else "positive integers"
+            raise EstuaryError(f"{where}: shapes[{name!r}] must be a list of {what}, got {dims!r}")
+        out[name] = [r if r is not None else int(d) for d, r in zip(dims, items)]
+    return out
+
+
+def _range(d: object) -> tuple[int, int] | None:
+    """(min, max) for a range item of `shapes` ((min, max) or 'min..max'), else None."""
+    if isinstance(d, str) and ".." in d:
+        lo, _, hi = d.partition("..")
+        d = (lo.strip(), hi.strip())
+    if isinstance(d, (tuple, list)) and len(d) == 2:
+        try:
+            return int(d[0]), int(d[1])
+        except (TypeError, ValueError):
+            return None
+    return None
 

@@ -72,6 +72,11 @@ class Converter(ConversionContext):
         array = np.asarray(arg)
         return self.const(array, dtype or ("int32" if array.dtype.kind in "iu" else None))
 
+    def is_zero(self, arg):
+        """Whether an argument is a literal (or, for the tract reader, a known value) equal to 0
+        everywhere: an absent bias."""
+        return not is_identifier(arg) and bool(np.all(np.asarray(arg) == 0))
+
     def tensors(self, list_arg):
         """nn Values of an array argument (list of identifiers and/or literals)."""
         if not isinstance(list_arg, (list, tuple)):

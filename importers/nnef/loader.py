@@ -189,9 +189,13 @@ def check_integers(where, text):
                                    f"{limits.INT32_MAX}, the most NNEF's parser reads")
 
 
-def parse(files, text, quant_text):
-    import nnef
+class ParserRefusal(ModelImportError):
+    """The Khronos parser (or its shape inference) refused the document."""
 
+
+def precheck(files, text, quant_text):
+    """The safety checks every document passes before any parser reads it; returns the texts
+    with non-ASCII comment characters blanked."""
     text = clean_text(files.graph_path, text)
     check_statements(files, text)
     check_integers(files.graph_path, text)
@@ -199,12 +203,23 @@ def parse(files, text, quant_text):
     if quant_text is not None:
         quant_text = clean_text(files._where("graph.quant"), quant_text)
         check_integers(files._where("graph.quant"), quant_text)
-    lowered = set()
+    return text, quant_text
+
+
+def parse(files, text, quant_text, checked=False):
+    import nnef
+
+    if not checked:
+        text, quant_text = precheck(files, text, quant_text)
+    # the document's own fragments are expanded from their bodies, also where a converter of the
+    # same name exists (relu6, erf: the document's definition wins)
+    lowered = set(_bodies(_LITERAL_OR_COMMENT.sub(lambda m: " " * len(m.group()), text))[0])
     while True:
         try:
             graph = nnef.parse_string(text, quant_text, lowered=sorted(lowered))
         except nnef.Error as e:
-            raise parse_error(files, e) from None
+            err = parse_error(files, e)
+            raise ParserRefusal(str(err)) from None
         missing = {op.name for op in graph.operations if op.name not in OPS}
         if not missing - lowered:
             break
@@ -291,7 +306,7 @@ def infer_shapes(files, graph, shapes, text=None):
         m = re.search(r"tensor\(s\) '([^',]+)", str(e))
         line = find_line(text, m.group(1)) if m else None
         where = f"{files.graph_path}:{line}" if line else files.graph_path
-        raise ModelImportError(f"{where}: shape inference failed: {e}") from None
+        raise ParserRefusal(f"{where}: shape inference failed: {e}") from None
     for t in graph.tensors.values():
         if t.shape is not None and math.prod(t.shape) > MAX_ELEMENTS:
             raise ModelImportError(f"{files.graph_path}: tensor {t.name!r} would have shape {list(t.shape)} "

@@ -48,12 +48,14 @@ def _params(c, inv, x, w, transposed):
 
 def add_bias(c, inv, y, channels):
     b = inv.inputs.get("bias", 0.0)
-    if not isinstance(b, str) and np.all(np.asarray(b) == 0):
+    if c.is_zero(b):
         return y
     bv = c.tensor(b)
     bshape = list(c.spec(bv).shape)
     c.check(bshape in ([], [1], [channels], [1, channels], [1, 1]),
             f"bias shape {bshape} must be [1, {channels}] or singular")
+    if len(bshape) == 1 and channels != 1:  # a [C] vector is the [1, C] bias NNEF means (torch-to-nnef writes [C])
+        bv = c.reshape(bv, [1, channels])
     bv = c.align(bv, y)[0]
     return c.op("add", [y, bv])
 

@@ -9,8 +9,11 @@ def _swap_last(c, v):
 
 
 def matmul_values(c, a, b, ta=False, tb=False):
-    c.check(c.spec(a).rank == c.spec(b).rank and c.spec(a).rank >= 2,
-            f"A and B must have the same rank >= 2, got {list(c.spec(a).shape)} and {list(c.spec(b).shape)}")
+    c.check(c.spec(a).rank >= 2 and c.spec(b).rank >= 2,
+            f"A and B must have rank >= 2, got {list(c.spec(a).shape)} and {list(c.spec(b).shape)}")
+    # batch axes broadcast; a lower rank gains leading unit axes (tract's broadcasting matmul)
+    rank = max(c.spec(a).rank, c.spec(b).rank)
+    a, b = (c.reshape(v, [1] * (rank - c.spec(v).rank) + list(c.spec(v).shape)) for v in (a, b))
     if ta:
         a = _swap_last(c, a)
     if tb:
@@ -26,6 +29,19 @@ def matmul(c, inv):
 
 @OPS.op("linear")
 def linear(c, inv):
+    """matmul(input, filter, transposeB) + bias. On inputs of rank 3 and more (tract's broadcasting
+    matmul, torch-to-nnef's exports) the bias [1, C] / [C] / [1, ..., 1, C] applies to the last axis."""
     x, w = c.tensor(inv.inputs["input"]), c.tensor(inv.inputs["filter"])
     y = matmul_values(c, x, w, False, True)
-    return add_bias(c, inv, y, c.spec(y).shape[-1])
+    channels = c.spec(y).shape[-1]
+    if c.spec(y).rank <= 2:
+        return add_bias(c, inv, y, channels)
+    b = inv.inputs.get("bias", 0.0)
+    if c.is_zero(b):
+        return y
+    bv = c.tensor(b)
+    bshape = list(c.spec(bv).shape)
+    c.check(bshape[-1:] in ([], [1], [channels]) and all(d == 1 for d in bshape[:-1]) and len(bshape) <= c.spec(y).rank,
+            f"bias shape {bshape} must be [1, {channels}] or singular")
+    bv = c.reshape(bv, [1] * (c.spec(y).rank - len(bshape)) + bshape)
+    return c.op("add", [y, bv])

@@ -9,6 +9,8 @@ from estuary.importers.nnef.ops import OPS
 def _per_channel(c, value, rank, channels):
     """`value` as a [channels] vector if it broadcasts NNEF-style along axis 1 only, else None."""
     shape = list(c.spec(value).shape)
+    if len(shape) == rank and rank > 2 and shape[-1] == channels != 1 and all(d == 1 for d in shape[:-1]):
+        return c.reshape(value, [channels])  # [1, ..., 1, C]: torch-to-nnef's Khronos target, per channel
     shape += [1] * (rank - len(shape))
     if len(shape) != rank or shape[0] != 1 or any(d != 1 for d in shape[2:]) or shape[1] not in (1, channels):
         return None

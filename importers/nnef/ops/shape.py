@@ -6,6 +6,7 @@ to [r0*d0, r1*d1, ...] (no nn tile op was declared when this was written).
 """
 import numpy as np
 
+from estuary.base.dims import Dim
 from estuary.importers.nnef.ops import OPS
 
 
@@ -97,6 +98,9 @@ def slice_(c, inv):
     starts, sizes = [0] * len(shape), list(shape)
     gathers = []
     for a, b, e, s in zip(axes, begin, end, stride):
+        if any(isinstance(v, Dim) for v in (b, e, shape[a])):
+            starts[a], sizes[a] = _dynamic_window(c, shape[a], b, e, s, all(t == 1 for t in stride))
+            continue
         if s == 1 and all(t == 1 for t in stride) and e == 0:
             e = shape[a]  # end 0 means "up to the extent" (§4.5.4)
         first, last = _normalize(b, shape[a]), _normalize(e, shape[a])
@@ -115,6 +119,20 @@ def slice_(c, inv):
     if x is orig:
         x = c.op("identity", [x])
     return x
+
+
+def _dynamic_window(c, extent, begin, end, stride, unit_strides):
+    """(start, size) of begin:end along an axis when a bound or the extent is a dynamic dimension
+    (the tract reader's symbols); the symbols' bounds must decide where the window falls."""
+    from estuary.importers.mlprogram import symbolic
+
+    c.check(stride == 1, f"a slice with stride {stride} of a dynamic dimension")
+    if unit_strides and isinstance(end, int) and end == 0:
+        end = extent
+    try:
+        return symbolic.slice_window(extent, begin, end, 1, False, False)
+    except symbolic.NotSymbolic as e:
+        c.fail(f"slice {begin}:{end} of an axis of size {extent}: {e}")
 
 
 def pad_value(c, x, padding, border, value=0.0):
@@ -159,7 +177,10 @@ def tile(c, inv):
             f"repeats {repeats} must have {len(shape)} positive items")
     if all(r == 1 for r in repeats):
         return c.op("identity", [x])
-    inter = [v for d in shape for v in (1, d)]
-    wide = [v for d, r in zip(shape, repeats) for v in (r, d)]
+    if all(isinstance(d, int) and d == 1 for d, r in zip(shape, repeats) if r != 1):
+        return c.op("expand", [x], new_shape=[d * r for d, r in zip(shape, repeats)])  # only unit axes grow
+    # a unit axis before each repeated axis, expanded to the repeat count, merged back
+    inter = [v for d, r in zip(shape, repeats) for v in ((1, d) if r != 1 else (d,))]
+    wide = [v for d, r in zip(shape, repeats) for v in ((r, d) if r != 1 else (d,))]
     y = c.op("expand", [c.reshape(x, inter)], new_shape=wide)
     return c.reshape(y, [d * r for d, r in zip(shape, repeats)])
