@@ -20,11 +20,12 @@ from estuary.dialects import core
 from estuary.dialects.core import TensorSpec
 
 
-def bindings(inputs: Sequence[tuple[str, TensorSpec]], shapes: Mapping[str, Sequence[int]],
-             where: str) -> dict[str, int]:
-    """Symbol values implied by `shapes` for the named inputs; ModelImportError when a shape
-    changes a fixed dimension, breaks a symbol's bounds or gives one symbol two values."""
-    values: dict[str, int] = {}
+def bindings(inputs: Sequence[tuple[str, TensorSpec]], shapes: Mapping[str, Sequence[int | tuple[int, int]]],
+             where: str) -> dict[str, dims.Value]:
+    """Symbol values implied by `shapes` for the named inputs: an int fixes a symbol, a (min, max)
+    range narrows its bounds; ModelImportError when a shape changes a fixed dimension, leaves a
+    symbol's bounds or gives one symbol two values."""
+    values: dict[str, dims.Value] = {}
     have = dict(inputs)
     for name, given in shapes.items():
         spec = have[name]
@@ -33,6 +34,17 @@ def bindings(inputs: Sequence[tuple[str, TensorSpec]], shapes: Mapping[str, Sequ
                                    f"{name}={'x'.join(map(str, given))} has rank {len(given)}")
         for axis, (want, g) in enumerate(zip(spec.shape, given)):
             sym = want.sym if isinstance(want, Dim) else None
+            if isinstance(g, tuple):
+                if sym is None:
+                    raise ModelImportError(f"{where}: input {name!r} dimension {axis} is fixed at {want}; --shape "
+                                           f"cannot give it the range {g[0]}..{g[1]}")
+                if not sym.lo <= g[0] <= g[1] <= sym.hi:
+                    raise ModelImportError(f"{where}: --shape {name}: the range {g[0]}..{g[1]} of dimension {axis} "
+                                           f"({sym.name}) is not within its bounds {sym.lo}..{sym.hi}")
+                narrowed = Dim.symbol(sym.name, g[0], g[1])
+                if values.setdefault(sym.name, narrowed) != narrowed:
+                    raise ModelImportError(f"{where}: --shape gives {sym.name} both {values[sym.name]} and a range")
+                continue
             if sym is None:
                 if want != g:
                     raise ModelImportError(f"{where}: input {name!r} has the fixed shape {list(spec.shape)}; "
@@ -47,9 +59,10 @@ def bindings(inputs: Sequence[tuple[str, TensorSpec]], shapes: Mapping[str, Sequ
     return values
 
 
-def specialize(nn: Any, values: Mapping[str, int]) -> None:
-    """Rewrite the NNModule `nn` in place with every symbol of `values` fixed (its bindings to
-    other symbols followed: a symbol bound to a fixed one is fixed too)."""
+def specialize(nn: Any, values: Mapping[str, dims.Value]) -> None:
+    """Rewrite the NNModule `nn` in place with every symbol of `values` fixed, or narrowed when its
+    value is a symbol of the same name with other bounds (bindings followed: a symbol bound to a
+    fixed one is fixed too)."""
     env: dict[str, dims.Value] = dict(values)
     for _ in range(len(nn.unifier.bindings) + 1):  # follow bindings both ways until nothing changes
         before = dict(env)
@@ -100,8 +113,11 @@ def specialize(nn: Any, values: Mapping[str, int]) -> None:
         nn.module.operation.walk(visit)
         nn.inputs = [(n, s.with_shape(dims.substitute(d, env) for d in s.shape)) for n, s in nn.inputs]
         nn.outputs = [(n, s.with_shape(dims.substitute(d, env) for d in s.shape)) for n, s in nn.outputs]
-        nn.unifier = dims.Unifier({k: v for k, v in nn.unifier.bindings.items() if k not in env},
-                                  [c for c in nn.unifier.checks if isinstance(dims.substitute(c, env), Dim)])
+        bound = {k: dims.substitute(v, env) for k, v in nn.unifier.bindings.items() if k not in env}
+        checks = [dims.substitute(c, env) for c in nn.unifier.checks]
+        nn.unifier = dims.Unifier({k: v for k, v in bound.items() if not (isinstance(v, Dim) and v.sym is not None
+                                                                          and v.sym.name == k)},
+                                  [c for c in checks if isinstance(c, Dim)])
         attrs = nn.module.operation.attributes
         if "nn.dims" in attrs:
             del attrs["nn.dims"]

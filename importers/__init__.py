@@ -182,10 +182,14 @@ def import_model(source: Any, format: str | None = None,
     from estuary.dialects.graph import NNModule
 
     format = format or detect_format(source)
-    checked = _checked_shapes(source, shapes, ranges=format == "nnef")
+    checked = _checked_shapes(source, shapes, ranges=True)
     if _is_coremltools_model(source) and not _ml_program(source):
         source = source.get_spec()
-    nn = _import(source, format, checked)
+    # NNEF's importer bounds its symbols itself; the others get the fixed shapes only, and ranges
+    # narrow the imported module's symbols afterwards (_check_shape_names)
+    given = checked if format == "nnef" or checked is None else \
+        {n: d for n, d in checked.items() if not any(isinstance(x, tuple) for x in d)} or None
+    nn = _import(source, format, given)
     if checked:
         _check_shape_names(source, nn, checked)
     return nn
@@ -230,8 +234,9 @@ def _check_shape_names(source: object, nn: NNModule, shapes: dict[str, list[Any]
             if name not in have:
                 raise ModelImportError(f"{where}: --shape names {name!r}, which is not an input of this model "
                                        f"(inputs: {', '.join(have) or 'none'})")
-        fixed = {n: d for n, d in shapes.items() if not any(isinstance(x, tuple) for x in d)}  # ranges: importer's
-        values = specialize.bindings(nn.inputs, {n: d for n, d in fixed.items() if have[n] != d}, where)
+        todo = {n: d for n, d in shapes.items() if have[n] != d and not (nn.format == "nnef" and any(
+            isinstance(x, tuple) for x in d))}  # NNEF's importer took its ranges
+        values = specialize.bindings(nn.inputs, todo, where)
         if values:
             specialize.specialize(nn, values)
     except ModelImportError:

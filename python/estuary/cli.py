@@ -128,16 +128,19 @@ def _compile(args):
 
 
 def _shapes(args):
-    """--shape NAME=1x3x224x224 (repeatable) -> {name: [dims]}, or None."""
+    """--shape NAME=1x3x224x224 (repeatable) -> {name: [dims]}, or None. An extent may be a range
+    `min..max`, which bounds a dynamic dimension instead of fixing it."""
     shapes = {}
     for item in getattr(args, "shape", None) or []:
         name, sep, dims = item.rpartition("=")
         try:
-            parsed = [int(d) for d in dims.lower().split("x")]
+            parsed = [tuple(int(x) for x in d.split("..")) if ".." in d else int(d) for d in dims.lower().split("x")]
         except ValueError:
             parsed = []
-        if not sep or not name or not parsed or any(d <= 0 for d in parsed):
-            raise EstuaryError(f"--shape takes NAME=D1xD2x... with positive extents, got {item!r}")
+        if not sep or not name or not parsed or any(
+                (min(d) if isinstance(d, tuple) else d) <= 0 or (isinstance(d, tuple) and len(d) != 2) for d in parsed):
+            raise EstuaryError(f"--shape takes NAME=D1xD2x... with positive extents (or min..max ranges), "
+                               f"got {item!r}")
         if name in shapes:
             raise EstuaryError(f"--shape {name} is given twice")
         shapes[name] = parsed

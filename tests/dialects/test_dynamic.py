@@ -96,3 +96,16 @@ def test_specialize_refuses_what_the_bounds_or_fixed_dims_forbid():
         specialize.bindings(inputs, {"x": [1, 600, 8]}, "m")
     with pytest.raises(ModelImportError, match="cannot change dimension 2"):
         specialize.bindings(inputs, {"x": [1, 6, 9]}, "m")
+
+
+def test_a_range_narrows_a_symbol():
+    g = _graph()
+    x = g.input("x", TensorSpec([1, SEQ, 8], "float32"))
+    nn = g.finish([("y", g.op("concat", [[x, x]], {"axis": 1}))])
+    specialize.specialize(nn, specialize.bindings(nn.inputs, {"x": [1, (2, 16), 8]}, "m"))
+    seq = Dim.symbol("seq", 2, 16)
+    assert nn.inputs[0][1].shape == (1, seq, 8) and nn.outputs[0][1].shape == (1, 2 * seq, 8)
+    with pytest.raises(ModelImportError, match=r"the range 2..600 of dimension 1 \(seq\) is not within its bounds"):
+        specialize.bindings(nn.inputs, {"x": [1, (2, 600), 8]}, "m")
+    with pytest.raises(ModelImportError, match="is fixed at 8"):
+        specialize.bindings(nn.inputs, {"x": [1, 4, (1, 8)]}, "m")
