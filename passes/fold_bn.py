@@ -10,7 +10,7 @@ from estuary.dialects import graph
 from estuary.passes import register
 from estuary.passes.cleanup import dce
 from estuary.passes.lowering import nn_ops
-from estuary.passes.rewrite import static_op, attrs, constant, dtype_of, make_constant, operands, producer, replace, shape_of
+from estuary.passes.rewrite import attrs, constant, dtype_of, make_constant, operands, producer, replace, shape_of
 
 FLOATS = ("float32", "float16")
 
@@ -103,8 +103,6 @@ def fold_batch_norm(nn, options):
         changed = False
         for op in nn_ops(nn.module.operation):
             name = op.name[3:]
-            if not static_op(op):
-                continue
             if name == "batch_normalization":
                 changed |= _fold_bn(nn, op)
             elif name in ("mul", "add"):

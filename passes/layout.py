@@ -13,7 +13,7 @@ from estuary.dialects.core import OPS
 from estuary.passes import register
 from estuary.passes.cleanup import dce
 from estuary.passes.lowering import nn_ops
-from estuary.passes.rewrite import (attrs, static_op, constant, make_constant, operands, producer, replace, shape_of,
+from estuary.passes.rewrite import (attrs, constant, make_constant, operands, producer, replace, shape_of,
                                     short, dtype_of)
 
 TO_NHWC, TO_NCHW = [0, 2, 3, 1], [0, 3, 1, 2]
@@ -50,8 +50,6 @@ def layout_nhwc(nn, options):
     """Run conv2d and pooling in NHWC (transposes around them are left to canonicalization)."""
     for op in nn_ops(nn.module.operation):
         name = short(op)
-        if not static_op(op):
-            continue
         if name == "conv2d" and attrs(op)["input_layout"] == "nchw":
             _wrap_nhwc(nn, op, "input_layout")
         elif name in POOLS and attrs(op)["layout"] == "nchw":
@@ -206,8 +204,6 @@ def _rewrite_once(nn):
     changed = False
     for op in nn_ops(nn.module.operation):
         name = short(op)
-        if not static_op(op):
-            continue
         if name == "transpose":
             done = _fold_transpose(nn, op)
         elif name == "reshape":

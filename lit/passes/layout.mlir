@@ -90,3 +90,20 @@ func.func @reductions(%x: tensor<1x4x5x8xf32>) -> (tensor<1x8x1x1xf32>, tensor<1
   %m = "nn.reduce_max"(%t) {axes = array<i64: 2>, keep_dimensions = false} : (tensor<1x8x4x5xf32>) -> tensor<1x8x5xf32>
   return %s, %m : tensor<1x8x1x1xf32>, tensor<1x8x5xf32>
 }
+
+// -----
+
+// Dynamic height and width do not stop the layout: the conv and the relu run in NHWC over the
+// symbols (transposes permute the #nn.dims expressions with the dimensions).
+// CHECK-LABEL: func.func @dynamic_chain
+// CHECK: "nn.transpose"(%arg0) {permutation = array<i64: 0, 2, 3, 1>}
+// CHECK: "nn.conv2d"({{.*}}input_layout = "nhwc"{{.*}} -> tensor<1x?x?x2xf32, #nn.dims<"h, w; h=1..64, w=1..64">>
+// CHECK: "nn.relu"({{.*}} : (tensor<1x?x?x2xf32, #nn.dims<"h, w; h=1..64, w=1..64">>)
+// CHECK: "nn.transpose"({{.*}}) {permutation = array<i64: 0, 3, 1, 2>}
+// CHECK-NOT: nn.transpose
+func.func @dynamic_chain(%x: tensor<1x3x?x?xf32, #nn.dims<"h, w; h=1..64, w=1..64">>) -> tensor<1x2x?x?xf32, #nn.dims<"h, w; h=1..64, w=1..64">> {
+  %w = "nn.constant"() {value = dense<1.0> : tensor<2x3x1x1xf32>} : () -> tensor<2x3x1x1xf32>
+  %c = "nn.conv2d"(%x, %w) {operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<1x3x?x?xf32, #nn.dims<"h, w; h=1..64, w=1..64">>, tensor<2x3x1x1xf32>) -> tensor<1x2x?x?xf32, #nn.dims<"h, w; h=1..64, w=1..64">>
+  %r = "nn.relu"(%c) : (tensor<1x2x?x?xf32, #nn.dims<"h, w; h=1..64, w=1..64">>) -> tensor<1x2x?x?xf32, #nn.dims<"h, w; h=1..64, w=1..64">>
+  return %r : tensor<1x2x?x?xf32, #nn.dims<"h, w; h=1..64, w=1..64">>
+}

@@ -3,9 +3,9 @@
 The static lowering trims and pads each input to the exact extent its windows reach, computed
 at compile time. With a dynamic height or width that extent is an expression whose sign against
 the padding is not known, so here the input is padded by the whole end padding (and, for ceil
-rounding, by one stride more) and sliced to the extent the windows reach; TOSA's convolution
-takes the padded input with no padding of its own, and the window counts of average pooling are
-a sum pooling of ones over the same padded region.
+rounding, by one stride more) and sliced to the extent the windows reach; a convolution is then
+one matrix product of its window columns (im2col), and the window counts of average pooling
+are a sum pooling of ones over the same padded region.
 """
 from __future__ import annotations
 
@@ -38,23 +38,48 @@ def padded_extent(x: Value, begin: Sequence[int], end: Sequence[int], extent: Se
 
 def conv2d(x: Value, weight_ohwi: Value, bias: Value, pad: Sequence[int], strides: Sequence[int],
            dilations: Sequence[int], out_hw: Sequence[dims.Value], dtype: str, depthwise: Value | None = None) -> Value:
-    """A TOSA convolution of NHWC `x` whose height or width is dynamic: the input padded and
-    sliced to the windows' reach, the convolution itself unpadded. `weight_ohwi` is the
-    [O, KH, KW, I] filter (or, with `depthwise`, the [KH, KW, C, M] one passed there)."""
-    nb, h, w, _ = C.shape_of(x)
+    """A convolution of NHWC `x` whose height or width is dynamic: the input padded and sliced to
+    the windows' reach; then one matrix product of the window columns (im2col) with the
+    [KH*KW*C, F] weights: IREE compiles a product with a dynamic row count well, its direct
+    convolution over dynamic extents poorly. A depthwise convolution (`depthwise`: the [KH, KW, C, M] filter) stays TOSA's, unpadded."""
+    nb, h, w, c = C.shape_of(x)
     ws = C.shape_of(depthwise if depthwise is not None else weight_ohwi)
     kh, kw = (ws[0], ws[1]) if depthwise is not None else (ws[1], ws[2])
     o = ws[2] * ws[3] if depthwise is not None else ws[0]
     extent = [reach(s, oo, k, st, d) for s, oo, k, st, d in zip((h, w), out_hw, (kh, kw), strides, dilations)]
     x = padded_extent(x, (pad[0], pad[2]), (pad[1] + strides[0], pad[3] + strides[1]), extent, 0, dtype)
-    out_t = C.tensor_type([nb, out_hw[0], out_hw[1], o], C.element_of(x))
-    zp = C.zero_point(dtype)
-    arr = ir.DenseI64ArrayAttr.get
-    attrs = dict(pad=arr([0, 0, 0, 0]), stride=arr([int(v) for v in strides]),
-                 dilation=arr([int(v) for v in dilations]), acc_type=ir.TypeAttr.get(ir.F32Type.get()))
+    el = C.element_of(x)
     if depthwise is not None:
-        return tosa.depthwise_conv2d(out_t, x, depthwise, bias, zp, C.zero_point(dtype), **attrs)
-    return tosa.conv2d(out_t, x, weight_ohwi, bias, zp, C.zero_point(dtype), **attrs)
+        arr = ir.DenseI64ArrayAttr.get
+        attrs = dict(pad=arr([0, 0, 0, 0]), stride=arr([int(v) for v in strides]),
+                     dilation=arr([int(v) for v in dilations]), acc_type=ir.TypeAttr.get(ir.F32Type.get()))
+        out_t = C.tensor_type([nb, out_hw[0], out_hw[1], o], el)
+        return tosa.depthwise_conv2d(out_t, x, depthwise, bias, C.zero_point(dtype), C.zero_point(dtype), **attrs)
+    columns = window_columns(x, [nb, out_hw[0], out_hw[1], kh, kw, c], strides, dilations)
+    rows = nb * out_hw[0] * out_hw[1]
+    matrix = C.reshape(C.transpose(weight_ohwi, [1, 2, 3, 0]), [1, kh * kw * c, o])  # [KH, KW, C, F]
+    zp = C.zero_point(dtype)
+    y = tosa.matmul(C.tensor_type([1, rows, o], ir.F32Type.get()), C.reshape(columns, [1, rows, kh * kw * c]),
+                    matrix, zp, C.zero_point(dtype))
+    y = tosa.add(y.type, y, C.reshape(bias, [1, 1, o]))
+    return C.reshape(y, [nb, out_hw[0], out_hw[1], o])
+
+
+def window_columns(x: Value, shape: Sequence[dims.Value], strides: Sequence[int], dilations: Sequence[int]) -> Value:
+    """The [N, OH, OW, KH, KW, C] windows of NHWC `x` as one copy (a linalg.generic reading
+    x[n, oh*sh + i*dh, ow*sw + j*dw, c]), which IREE compiles as one dispatch where a slice per
+    tap and a concatenation were one copy each."""
+    d = [ir.AffineDimExpr.get(i) for i in range(6)]
+    read = ir.AffineMap.get(6, 0, [d[0], d[1] * strides[0] + d[3] * dilations[0],
+                                   d[2] * strides[1] + d[4] * dilations[1], d[5]])
+    el = C.element_of(x)
+    op = linalg.GenericOp([C.tensor_type(shape, el)], [x], [C.empty(shape, el)],
+                          ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in (read, ir.AffineMap.get_identity(6))]),
+                          ir.ArrayAttr.get([ir.Attribute.parse(C.PARALLEL)] * 6))
+    block = op.regions[0].blocks.append(el, el)
+    with ir.InsertionPoint(block):
+        linalg.YieldOp([block.arguments[0]])
+    return op.result
 
 
 def pool2d(kind: str, x: Value, window: Sequence[int], pad: Sequence[int], strides: Sequence[int],
