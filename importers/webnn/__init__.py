@@ -29,8 +29,9 @@ OPS.load()  # the Python MLGraphBuilder (estuary.webnn) offers every registered 
 MAX_ELEMENTS = 1 << 31  # refuse absurd declared shapes before allocating anything
 
 
-def load_graph(source, base_dir=None):
-    """Import a WebNN JSON file path (or an already parsed dict) into an NNModule."""
+def load_graph(source, base_dir=None, session=None):
+    """Import a WebNN JSON file path (or an already parsed dict) into an NNModule, built in a new
+    IREE compiler session or the one given (a caller importing many small graphs shares one)."""
     if isinstance(source, dict):
         doc, path = source, "<webnn graph>"
         base_dir = base_dir or os.getcwd()
@@ -48,7 +49,7 @@ def load_graph(source, base_dir=None):
         except json.JSONDecodeError as e:
             raise ModelImportError(f"{path}: invalid JSON at line {e.lineno} column {e.colno}: {e.msg}") from None
         base_dir = os.path.dirname(os.path.abspath(path))
-    return GraphLoader(doc, path, base_dir).load()
+    return GraphLoader(doc, path, base_dir, session).load()
 
 
 class _DuplicateKey(ValueError):
@@ -103,7 +104,7 @@ def _declared_type(entry):
 
 
 class GraphLoader:
-    def __init__(self, doc, path, base_dir):
+    def __init__(self, doc, path, base_dir, session=None):
         self.path = path
         self.base_dir = base_dir
         if not isinstance(doc, dict):
@@ -111,7 +112,7 @@ class GraphLoader:
         if "graph" in doc and isinstance(doc["graph"], dict):
             doc = doc["graph"]
         self.doc = doc
-        self.graph = Graph(path, "webnn")
+        self.graph = Graph(path, "webnn", session)
         self.values = {}  # operand name -> Value
         self.kinds = {}  # operand name -> "input" | "constant" | "output"
 

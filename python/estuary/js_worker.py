@@ -50,6 +50,7 @@ class Worker:
         self.tensors: dict[int, Array | _Failed] = {}
         self.graphs: dict[int, Any] = {}  # graph id -> estuary Model
         self.cache: dict[str, Any] = {}  # document hash -> estuary Model
+        self.checking: tuple[Any, int] | None = None  # the compiler session checks share, and its checks so far
         self.ops: dict[str, Callable[[dict[str, Any], list[memoryview]], tuple[dict[str, Any], list[bytes]]]] = {
             "hello": self.hello, "build": self.build, "check": self.check, "createTensor": self.create_tensor,
             "writeTensor": self.write_tensor, "readTensor": self.read_tensor, "dispatch": self.dispatch,
@@ -155,16 +156,24 @@ class Worker:
 
     def check(self, h: dict[str, Any], bufs: list[memoryview]) -> tuple[dict[str, Any], list[bytes]]:
         """Import and verify a WebNN JSON document without compiling it (graph inputs only, no
-        constants): its outputs' descriptors, or the importer's error. The JS tests use it to
-        hold the builder's own validation and shapes against Estuary's."""
+        constants): its outputs' descriptors and a digest of the imported module (two documents
+        of one digest compute alike), or the importer's error. The JS tests use it to hold the
+        builder's own validation and shapes against Estuary's, thousands of small graphs: they
+        share a compiler session (making one costs some 30 ms), a new one every 500."""
+        from estuary.dialects.graph import free_session, new_session
         from estuary.importers.webnn import load_graph
         from estuary.importers.webnn.dynamic import ml_shape
 
-        nn = load_graph(h["graph"])
-        try:  # dynamic dimensions as MLOperand.shape reports them
-            return {"outputs": {n: {"shape": ml_shape(s.shape), "dataType": s.dtype} for n, s in nn.outputs}}, []
-        finally:
-            nn.close()
+        if self.checking is None or self.checking[1] >= 500:
+            if self.checking is not None:
+                free_session(self.checking[0])
+            self.checking = (new_session(), 0)
+        session, count = self.checking
+        self.checking = (session, count + 1)
+        nn = load_graph(h["graph"], session=session)  # the module goes with `nn`; the session stays
+        # dynamic dimensions as MLOperand.shape reports them
+        return {"outputs": {n: {"shape": ml_shape(s.shape), "dataType": s.dtype} for n, s in nn.outputs},
+                "digest": hashlib.sha256(nn.asm().encode()).hexdigest()[:16]}, []
 
     def create_tensor(self, h: dict[str, Any], bufs: list[memoryview]) -> tuple[dict[str, Any], list[bytes]]:
         from estuary.base import dtypes

@@ -28,26 +28,25 @@ def _unary(nn_name, param):
 
 
 for _js, _nn in _BINARY.items():
-    OPS.op(_js, params=["a", "b", "options"], operands=["a", "b"], options=[])(_binary(_nn))
+    OPS.op(_js, params={"a": "MLOperand", "b": "MLOperand"}, options={})(_binary(_nn))
 
 for _js, _nn in _UNARY.items():
     _param = "a" if _js == "logicalNot" else "input"
-    OPS.op(_js, params=[_param, "options"], operands=[_param], options=[])(_unary(_nn, _param))
+    OPS.op(_js, params={_param: "MLOperand"}, options={})(_unary(_nn, _param))
 
 
-@OPS.op("cast", params=["input", "type", "options"], operands=["input"], options=[])
+@OPS.op("cast", params={"input": "MLOperand", "type": "MLOperandDataType"}, options={})
 def cast(c, input, type, options):
     return c.op("cast", [input], to=type)
 
 
-@OPS.op("clamp", params=["input", "options"], operands=["input"], options=["minValue", "maxValue"])
+@OPS.op("clamp", params={"input": "MLOperand"}, options={"minValue": "MLNumber", "maxValue": "MLNumber"})
 def clamp(c, input, options):
     lo = options.get("minValue", -math.inf)
     hi = options.get("maxValue", math.inf)
     return c.op("clamp", [input], min_value=lo, max_value=hi)
 
 
-@OPS.op("where", params=["condition", "trueValue", "falseValue", "options"],
-          operands=["condition", "trueValue", "falseValue"], options=[])
+@OPS.op("where", params={"condition": "MLOperand", "trueValue": "MLOperand", "falseValue": "MLOperand"}, options={})
 def where(c, condition, true_value, false_value, options):
     return c.op("where", [condition, true_value, false_value])

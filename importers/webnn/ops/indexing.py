@@ -15,19 +15,19 @@ def _flag(c, options, name):
     return value
 
 
-@OPS.op("gatherElements", params=["input", "indices", "options"], operands=["input", "indices"], options=["axis"])
+@OPS.op("gatherElements", params={"input": "MLOperand", "indices": "MLOperand"}, options={"axis": "unsigned long = 0"})
 def gather_elements(c, input, indices, options):
     axis = _uint(c, options.get("axis", 0), "axis")
     return c.op("gather_elements", [input, indices], axis=axis)
 
 
-@OPS.op("gatherND", params=["input", "indices", "options"], operands=["input", "indices"], options=[])
+@OPS.op("gatherND", params={"input": "MLOperand", "indices": "MLOperand"}, options={})
 def gather_nd(c, input, indices, options):
     return c.op("gather_nd", [input, indices])
 
 
-@OPS.op("scatterElements", params=["input", "indices", "updates", "options"],
-        operands=["input", "indices", "updates"], options=["axis"])
+@OPS.op("scatterElements", params={"input": "MLOperand", "indices": "MLOperand", "updates": "MLOperand"},
+        options={"axis": "unsigned long = 0"})
 def scatter_elements(c, input, indices, updates, options):
     axis = _uint(c, options.get("axis", 0), "axis")
     shape, ishape = c.spec(input).shape, c.spec(indices).shape
@@ -37,13 +37,12 @@ def scatter_elements(c, input, indices, updates, options):
     return c.op("scatter_elements", [input, indices, updates], axis=axis, reduction="none")
 
 
-@OPS.op("scatterND", params=["input", "indices", "updates", "options"],
-        operands=["input", "indices", "updates"], options=[])
+@OPS.op("scatterND", params={"input": "MLOperand", "indices": "MLOperand", "updates": "MLOperand"}, options={})
 def scatter_nd(c, input, indices, updates, options):
     return c.op("scatter_nd", [input, indices, updates], reduction="none")
 
 
-@OPS.op("tile", params=["input", "repetitions", "options"], operands=["input"], options=[])
+@OPS.op("tile", params={"input": "MLOperand", "repetitions": "sequence<unsigned long>"}, options={})
 def tile(c, input, repetitions, options):
     ok = isinstance(repetitions, (list, tuple))
     c.check(ok, f"repetitions must be a list of unsigned integers, got {repetitions!r}")
@@ -54,7 +53,7 @@ def tile(c, input, repetitions, options):
     return c.op("tile", [input], repetitions=reps)
 
 
-@OPS.op("reverse", params=["input", "options"], operands=["input"], options=["axes"])
+@OPS.op("reverse", params={"input": "MLOperand"}, options={"axes": "sequence<unsigned long>"})
 def reverse(c, input, options):
     rank = c.spec(input).rank
     axes = options.get("axes")
@@ -68,8 +67,8 @@ def reverse(c, input, options):
     return c.op("reverse", [input], axes=axes)
 
 
-@OPS.op("cumulativeSum", params=["input", "axis", "options"], operands=["input"],
-        options=["exclusive", "reversed"])
+@OPS.op("cumulativeSum", params={"input": "MLOperand", "axis": "unsigned long"},
+        options={"exclusive": "boolean = false", "reversed": "boolean = false"})
 def cumulative_sum(c, input, axis, options):
     return c.op("cumulative_sum", [input], axis=_uint(c, axis, "axis"),
                 exclusive=_flag(c, options, "exclusive"), reversed=_flag(c, options, "reversed"))

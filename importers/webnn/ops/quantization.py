@@ -47,8 +47,7 @@ def _f32(c, v):
     return v if c.spec(v).dtype == "float32" else c.op("cast", [v], to="float32")
 
 
-@OPS.op("dequantizeLinear", params=["input", "scale", "zeroPoint", "options"],
-        operands=["input", "scale", "zeroPoint"], options=[])
+@OPS.op("dequantizeLinear", params={"input": "MLOperand", "scale": "MLOperand", "zeroPoint": "MLOperand"}, options={})
 def dequantize_linear(c, input, scale, zero_point, options):
     _check_pair(c, scale, zero_point)
     ins, out_type = c.spec(input), c.spec(scale).dtype
@@ -65,8 +64,7 @@ def dequantize_linear(c, input, scale, zero_point, options):
     return y if out_type == "float32" else c.op("cast", [y], to=out_type)
 
 
-@OPS.op("quantizeLinear", params=["input", "scale", "zeroPoint", "options"],
-        operands=["input", "scale", "zeroPoint"], options=[])
+@OPS.op("quantizeLinear", params={"input": "MLOperand", "scale": "MLOperand", "zeroPoint": "MLOperand"}, options={})
 def quantize_linear(c, input, scale, zero_point, options):
     _check_pair(c, scale, zero_point)
     ins, qtype = c.spec(input), c.spec(zero_point).dtype

@@ -28,7 +28,8 @@ def _reduce(nn_name):
 
 
 for _js, _nn in _REDUCE.items():
-    OPS.op(_js, params=["input", "options"], operands=["input"], options=["axes", "keepDimensions"])(_reduce(_nn))
+    OPS.op(_js, params={"input": "MLOperand"},
+           options={"axes": "sequence<unsigned long>", "keepDimensions": "boolean = false"})(_reduce(_nn))
 
 
 def _arg(nn_name):
@@ -39,7 +40,6 @@ def _arg(nn_name):
     return fn
 
 
-OPS.op("argMax", params=["input", "axis", "options"], operands=["input"],
-         options=["keepDimensions", "outputDataType"])(_arg("arg_max"))
-OPS.op("argMin", params=["input", "axis", "options"], operands=["input"],
-         options=["keepDimensions", "outputDataType"])(_arg("arg_min"))
+for _js, _nn in {"argMax": "arg_max", "argMin": "arg_min"}.items():
+    OPS.op(_js, params={"input": "MLOperand", "axis": "unsigned long"},
+           options={"keepDimensions": "boolean = false", "outputDataType": 'MLOperandDataType = "int32"'})(_arg(_nn))

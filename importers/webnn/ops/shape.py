@@ -34,24 +34,25 @@ def _number(c, value, what):
     return value
 
 
-@OPS.op("reshape", params=["input", "newShape", "options"], operands=["input"], options=[])
+@OPS.op("reshape", params={"input": "MLOperand", "newShape": "sequence<MLDimension>"}, options={})
 def reshape(c, input, new_shape, options):
     return c.op("reshape", [input], new_shape=_dims(c, new_shape, "newShape"))
 
 
-@OPS.op("transpose", params=["input", "options"], operands=["input"], options=["permutation"])
+@OPS.op("transpose", params={"input": "MLOperand"}, options={"permutation": "sequence<unsigned long>"})
 def transpose(c, input, options):
     perm = options.get("permutation")
     return c.op("transpose", [input], permutation=None if perm is None else _ints(c, perm, "permutation"))
 
 
-@OPS.op("concat", params=["inputs", "axis", "options"], operands=["inputs"], options=[])
+@OPS.op("concat", params={"inputs": "sequence<MLOperand>", "axis": "unsigned long"}, options={})
 def concat(c, inputs, axis, options):
     c.check(isinstance(inputs, list), "inputs must be a list of operands")
     return c.op("concat", [inputs], axis=_int(c, axis, "axis"))
 
 
-@OPS.op("slice", params=["input", "starts", "sizes", "options"], operands=["input"], options=["strides"])
+@OPS.op("slice", params={"input": "MLOperand", "starts": "sequence<MLDimension>", "sizes": "sequence<MLDimension>"},
+        options={"strides": "sequence<unsigned long>"})
 def slice_(c, input, starts, sizes, options):
     strides = options.get("strides")
     if strides is not None:
@@ -65,7 +66,8 @@ def slice_(c, input, starts, sizes, options):
                 strides=strides)
 
 
-@OPS.op("split", params=["input", "splits", "options"], operands=["input"], options=["axis"])
+@OPS.op("split", params={"input": "MLOperand", "splits": "(unsigned long or sequence<unsigned long>)"},
+        options={"axis": "unsigned long = 0"})
 def split(c, input, splits, options):
     axis = _int(c, options.get("axis", 0), "axis")
     shape = c.spec(input).shape
@@ -80,25 +82,26 @@ def split(c, input, splits, options):
     return result if isinstance(result, list) else [result]
 
 
-@OPS.op("pad", params=["input", "beginningPadding", "endingPadding", "options"], operands=["input"],
-          options=["mode", "value"])
+@OPS.op("pad", params={"input": "MLOperand", "beginningPadding": "sequence<unsigned long>",
+                        "endingPadding": "sequence<unsigned long>"},
+        options={"mode": 'MLPaddingMode = "constant"', "value": "MLNumber = 0"})
 def pad(c, input, beginning, ending, options):
     return c.op("pad", [input], beginning_padding=_ints(c, beginning, "beginningPadding"),
                 ending_padding=_ints(c, ending, "endingPadding"), mode=options.get("mode", "constant"),
                 value=_number(c, options.get("value", 0), "value"))
 
 
-@OPS.op("expand", params=["input", "newShape", "options"], operands=["input"], options=[])
+@OPS.op("expand", params={"input": "MLOperand", "newShape": "sequence<MLDimension>"}, options={})
 def expand(c, input, new_shape, options):
     return c.op("expand", [input], new_shape=_dims(c, new_shape, "newShape"))
 
 
-@OPS.op("gather", params=["input", "indices", "options"], operands=["input", "indices"], options=["axis"])
+@OPS.op("gather", params={"input": "MLOperand", "indices": "MLOperand"}, options={"axis": "unsigned long = 0"})
 def gather(c, input, indices, options):
     return c.op("gather", [input, indices], axis=_int(c, options.get("axis", 0), "axis"))
 
 
-@OPS.op("triangular", params=["input", "options"], operands=["input"], options=["upper", "diagonal"])
+@OPS.op("triangular", params={"input": "MLOperand"}, options={"upper": "boolean = true", "diagonal": "long = 0"})
 def triangular(c, input, options):
     upper = options.get("upper", True)
     c.check(isinstance(upper, bool), f"upper must be a boolean, got {upper!r}")

@@ -36,14 +36,14 @@ function buildGraph(builder, doc, folder) {
   }
   for (const op of doc.operators) {
     const spec = OPS[op.name];
-    const kinds = Object.fromEntries(spec.params);
+    const types = Object.fromEntries(spec.params);
     const ref = (v) => (Array.isArray(v) ? v.map(ref) : operands[v]);
     const args = op.arguments.map((a) => {
       const [[p, v]] = Object.entries(a);
       if (p === 'options') {
-        return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, spec.options[k] === 'operand' ? ref(x) : x]));
+        return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, spec.options[k]?.type === 'MLOperand' ? ref(x) : x]));
       }
-      return kinds[p] === 'operand' || kinds[p] === 'operands' ? ref(v) : v;
+      return types[p] === 'MLOperand' || types[p] === 'sequence<MLOperand>' ? ref(v) : v;
     });
     const result = builder[op.name](...args);
     const outs = Array.isArray(op.outputs) ? op.outputs : [op.outputs];

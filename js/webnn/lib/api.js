@@ -3,7 +3,8 @@
 // the spec validates is validated here, synchronously, with the spec's exception types; the
 // Estuary worker (lib/bridge.js) sees only well-formed requests: build() sends the graph in
 // Estuary's WebNN JSON form with constants as binary buffers, and tensors live in the worker.
-const { OPS, CONVERT, DATA_TYPES, MAX_RANK, rankRange, Failure, fail, enumValue, size, dimensionJSON, toSequence } = require('./ops');
+const { OPS, MAX_RANK, rankRange, size } = require('./ops');
+const { DATA_TYPES, Failure, fail, convert, enumValue, dimensionJSON, toSequence } = require('./webidl');
 const D = require('./dims');
 const { getBridge } = require('./bridge');
 
@@ -55,7 +56,7 @@ function operandDescriptor(v, where, symbols) {
   const dataType = enumValue(DATA_TYPES, d.dataType, `${where}: dataType`);
   const seen = symbols && new Map(symbols); // a name used twice in one shape keeps its maxSize too
   const shape = Array.from(toSequence(d.shape, `${where}: shape`), (x, i) => (x !== null && typeof x === 'object'
-    ? dynamicDimension(x, `${where}: shape[${i}]`, seen) : CONVERT.uint(x, `${where}: shape[${i}]`)));
+    ? dynamicDimension(x, `${where}: shape[${i}]`, seen) : convert('unsigned long', x, `${where}: shape[${i}]`)));
   if (shape.includes(0)) throw new TypeError(`${where}: shape [${shape}] has a zero dimension`);
   if (shape.length > MAX_RANK) throw new TypeError(`${where}: shape [${shape}] has rank ${shape.length}, more than ${MAX_RANK}`);
   const result = { dataType, shape };
@@ -72,7 +73,7 @@ function dynamicDimension(x, where, symbols) {
   if (x.name === undefined) throw new TypeError(`${where}: an MLDynamicDimension needs a name`);
   if (x.maxSize === undefined) throw new TypeError(`${where}: an MLDynamicDimension needs a maxSize`);
   const name = String(x.name);
-  const maxSize = CONVERT.uint(x.maxSize, `${where}: maxSize`);
+  const maxSize = convert('unsigned long', x.maxSize, `${where}: maxSize`);
   if (!D.IDENTIFIER.test(name)) throw new TypeError(`${where}: the name '${name}' is not an identifier (letters, digits, '_', not starting with a digit)`);
   if (maxSize === 0) throw new TypeError(`${where}: maxSize of '${name}' must be positive`);
   const have = symbols.get(name);
@@ -468,7 +469,7 @@ class MLGraphBuilder {
     } else if (typeof a === 'string') {
       const type = enumValue(DATA_TYPES, a, 'constant(): type');
       desc = { dataType: type, shape: [] };
-      data = scalarBytes(type, CONVERT.number(b, 'constant(): value'));
+      data = scalarBytes(type, convert('MLNumber', b, 'constant(): value'));
     } else {
       desc = operandDescriptor(a, 'constant()');
       data = bytesOf(b, 'constant()');
@@ -495,38 +496,36 @@ class MLGraphBuilder {
     const converted = {};
     const recorded = [];
     const operandsUsed = [];
-    spec.params.forEach(([p, kind], i) => {
+    spec.params.forEach(([p, type], i) => {
       const v = args[i];
       if (v === undefined) fail(where, `missing argument '${p}'`);
       let c;
-      if (kind === 'operand') {
+      if (type === 'MLOperand') {
         c = this._own(v, `${where}: ${p}`);
         operandsUsed.push([p, c]);
-      } else if (kind === 'operands') {
+      } else if (type === 'sequence<MLOperand>') {
         c = Array.from(toList(v, `${where}: ${p}`), (x, j) => this._own(x, `${where}: ${p}[${j}]`));
         c.forEach((x) => operandsUsed.push([p, x]));
-      } else if (kind === 'dims') { // the JSON form records {name} / {expression}; the rules see resolved values
-        c = CONVERT.dims(v, `${where}: ${p}`, this[internal].symbols);
+      } else if (type === 'sequence<MLDimension>') { // the JSON form records {name} / {expression}; the rules see resolved values
+        c = convert(type, v, `${where}: ${p}`, this[internal].symbols);
         recorded.push([p, c.map(dimensionJSON)]);
         converted[p] = c.map((d) => unifier.resolve(d));
         return;
       } else {
-        c = CONVERT[kind](v, `${where}: ${p}`);
+        c = convert(type, v, `${where}: ${p}`);
       }
       converted[p] = c;
       recorded.push([p, c]);
     });
     const options = {};
-    for (const [k, kind] of Object.entries(spec.options)) {
+    for (const [k, { type }] of Object.entries(spec.options)) {
       const v = rawOptions[k];
       if (v === undefined) continue;
-      if (kind === 'operand') {
+      if (type === 'MLOperand') {
         options[k] = this._own(v, `${where}: options.${k}`);
         operandsUsed.push([k, options[k]]);
-      } else if (Array.isArray(kind)) {
-        options[k] = enumValue(kind, v, `${where}: options.${k}`);
       } else {
-        options[k] = CONVERT[kind](v, `${where}: options.${k}`);
+        options[k] = convert(type, v, `${where}: options.${k}`);
       }
     }
     converted.options = options;
@@ -555,7 +554,11 @@ class MLGraphBuilder {
     const plain = (x) => ({ dataType: x.dataType, shape: x[internal].desc.shape.map((d) => unifier.resolve(d)) });
     const view = Object.fromEntries(Object.entries(converted).map(([k, v]) => [k, v instanceof MLOperand ? plain(v)
       : Array.isArray(v) && v[0] instanceof MLOperand ? v.map(plain) : v]));
-    view.options = Object.fromEntries(Object.entries(options).map(([k, v]) => [k, v instanceof MLOperand ? plain(v) : v]));
+    view.options = {}; // the options given, and the dictionary's defaults for the others
+    for (const [k, { default: d }] of Object.entries(spec.options)) {
+      if (k in options) view.options[k] = options[k] instanceof MLOperand ? plain(options[k]) : options[k];
+      else if (d !== undefined) view.options[k] = d;
+    }
     const result = D.unifying(unifier, () => spec.infer(where, view));
     const multi = Array.isArray(result);
     const descs = (multi ? result : [result]).map((d) => ({ ...d, shape: d.shape.map((x) => unifier.resolve(x)) }));

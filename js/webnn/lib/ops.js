@@ -1,99 +1,19 @@
 'use strict';
-// MLGraphBuilder's operations: for each, its parameters and options with their WebIDL types, and
-// the spec's validation and output-shape steps. Arguments are converted the way WebIDL converts
-// them (unknown dictionary members are ignored, [EnforceRange] integers, enums), then checked;
-// every failure throws a TypeError naming the operation (and its label), as the spec's algorithms
-// do, before anything is recorded. A dimension is a number or, for dynamic shapes, a Dim
-// (lib/dims.js): the rules of the operations that take dynamic dimensions use its arithmetic and
-// unification, mirroring Estuary's nn type rules.
+// MLGraphBuilder's operations: the spec's validation and output-shape steps of each, as rules over
+// converted arguments. What each method takes (its parameters and options, their WebIDL types, the
+// options' defaults) is not stated here: it comes from Estuary's WebNN registry through
+// lib/signatures.json (lib/webidl.js), and OPS joins each signature with its rule. A rule sees the
+// operands as {dataType, shape}, the other arguments converted, and `options` with the dictionary
+// defaults filled in; every failure throws a TypeError naming the operation (and its label), as the
+// spec's algorithms do, before anything is recorded. A dimension is a number or, for dynamic shapes,
+// a Dim (lib/dims.js): the rules of the operations that take dynamic dimensions use its arithmetic
+// and unification, mirroring Estuary's nn type rules. test/signatures.test.js holds the rules to
+// the registry: each signature has a rule and each rule a signature, and a corpus of calls derived
+// from the signatures is replayed through both (test-support/corpus.js).
 const D = require('./dims');
+const { SIGNATURES, fail } = require('./webidl');
 
-const DATA_TYPES = ['float32', 'float16', 'int32', 'uint32', 'int64', 'uint64', 'int8', 'uint8', 'int4', 'uint4'];
 const FLOATS = ['float32', 'float16'];
-const RNN_ACTIVATIONS = ['relu', 'sigmoid', 'tanh'];
-
-class Failure extends TypeError {}
-
-function fail(where, message) {
-  throw new Failure(`${where}: ${message}`);
-}
-
-// ------------------------------------------------------------------ WebIDL conversions
-
-function toNumber(v, where) {
-  if (typeof v === 'bigint' || typeof v === 'symbol') fail(where, `${String(v)} is not a number`);
-  return Number(v);
-}
-
-function toInteger(v, where, lo, hi) {
-  let x = toNumber(v, where);
-  if (!Number.isFinite(x)) fail(where, `${String(v)} is not a finite integer`);
-  x = Math.trunc(x);
-  if (x < lo || x > hi) fail(where, `${x} is outside the range [${lo}, ${hi}]`);
-  return x;
-}
-
-const UINT_MAX = 2 ** 32 - 1;
-
-function toSequence(v, where) {
-  if (v === null || typeof v !== 'object' || typeof v[Symbol.iterator] !== 'function') {
-    fail(where, `expected a sequence, got ${v === null ? 'null' : typeof v}`);
-  }
-  return Array.from(v);
-}
-
-const CONVERT = {
-  uint: (v, w) => toInteger(v, w, 0, UINT_MAX),
-  int: (v, w) => toInteger(v, w, -(2 ** 31), 2 ** 31 - 1),
-  uints: (v, w) => toSequence(v, w).map((x, i) => toInteger(x, `${w}[${i}]`, 0, UINT_MAX)),
-  ints: (v, w) => toSequence(v, w).map((x, i) => toInteger(x, `${w}[${i}]`, -(2 ** 31), 2 ** 31 - 1)),
-  float: (v, w) => {
-    const x = toNumber(v, w);
-    if (!Number.isFinite(x)) fail(w, `${x} is not a finite number`);
-    return Math.fround(x);
-  },
-  floats: (v, w) => toSequence(v, w).map((x, i) => CONVERT.float(x, `${w}[${i}]`)),
-  double: (v, w) => {
-    const x = toNumber(v, w);
-    if (!Number.isFinite(x)) fail(w, `${x} is not a finite number`);
-    return x;
-  },
-  bool: (v) => Boolean(v),
-  number: (v, w) => (typeof v === 'bigint' ? v : toNumber(v, w)), // MLNumber
-  string: (v) => String(v),
-  dataType: (v, w) => enumValue(DATA_TYPES, v, w),
-  splits: (v, w) => (v !== null && typeof v === 'object' ? CONVERT.uints(v, w) : CONVERT.uint(v, w)),
-  activations: (v, w) => toSequence(v, w).map((x, i) => enumValue(RNN_ACTIVATIONS, x, `${w}[${i}]`)),
-  // newShape, starts, sizes: unsigned longs, and dynamic dimensions over the symbols the graph's
-  // inputs declare (`table`: name -> Sym): {name}, {expression}, or what MLOperand.shape reports
-  dims: (v, w, table) => toSequence(v, w).map((x, i) => dimension(x, `${w}[${i}]`, table)),
-};
-
-function dimension(x, where, table) {
-  if (x === null || typeof x !== 'object') return toInteger(x, where, 0, UINT_MAX);
-  const text = x.expression ?? x.name;
-  if (typeof text !== 'string') fail(where, 'a dynamic dimension is {name: symbol} or {expression: text}');
-  if (x.expression === undefined && D.IDENTIFIER.test(text) && !table.has(text)) {
-    fail(where, `names '${text}', which no input declares (declared: ${[...table.keys()].sort().join(', ') || 'none'})`);
-  }
-  try {
-    return D.parse(text, table); // a symbol's name, or a derived dimension's expression
-  } catch (e) {
-    return fail(where, e.message);
-  }
-}
-
-/** A dimension as the JSON form records it: a number, {name} or {expression}. */
-function dimensionJSON(d) {
-  if (!D.isDim(d)) return d;
-  return d.sym ? { name: d.sym.name } : { expression: d.text };
-}
-
-function enumValue(values, v, where) {
-  const s = String(v);
-  if (!values.includes(s)) fail(where, `'${s}' is not one of ${values.map((x) => `'${x}'`).join(', ')}`);
-  return s;
-}
 
 // ------------------------------------------------------------------ shape helpers
 
@@ -130,8 +50,8 @@ function unidirectional(w, from, to, what) {
 }
 
 /** A dynamic dimension where the operation needs a fixed one: a TypeError naming it. */
-function fixed(w, what, d, rule) {
-  if (D.isDim(d)) fail(w, `${what} (${d}) must be fixed; ${rule}`);
+function fixed(w, what, d, reason) {
+  if (D.isDim(d)) fail(w, `${what} (${d}) must be fixed; ${reason}`);
 }
 
 function checkAxes(w, axes, rank, what = 'axes') {
@@ -166,11 +86,12 @@ const desc = (dataType, shape) => ({ dataType, shape });
 
 // ------------------------------------------------------------------ operations
 
-const OPS = {};
+const RULES = {};
 
-/** Register an operation: params [[name, kind]], options {name: kind}, infer(w, args) -> descriptor(s). */
-function op(name, params, options, infer) {
-  OPS[name] = { name, params, options: { label: 'string', ...options }, infer };
+/** The rule of operation `name`: infer(where, args) -> descriptor(s), or a TypeError. */
+function rule(name, infer) {
+  if (RULES[name]) throw new Error(`two rules for ${name}`);
+  RULES[name] = infer;
 }
 
 const elementwiseBinary = (out) => (w, { a, b }) => {
@@ -178,18 +99,18 @@ const elementwiseBinary = (out) => (w, { a, b }) => {
   return desc(out ?? a.dataType, broadcast(w, a.shape, b.shape));
 };
 for (const n of ['add', 'sub', 'mul', 'div', 'max', 'min', 'pow']) {
-  op(n, [['a', 'operand'], ['b', 'operand']], {}, elementwiseBinary());
+  rule(n, elementwiseBinary());
 }
 for (const n of ['equal', 'notEqual', 'greater', 'greaterOrEqual', 'lesser', 'lesserOrEqual']) {
-  op(n, [['a', 'operand'], ['b', 'operand']], {}, elementwiseBinary('uint8'));
+  rule(n, elementwiseBinary('uint8'));
 }
 for (const n of ['logicalAnd', 'logicalOr', 'logicalXor']) {
-  op(n, [['a', 'operand'], ['b', 'operand']], {}, (w, args) => {
+  rule(n, (w, args) => {
     oneOf(w, 'a', args.a.dataType, ['uint8']);
     return elementwiseBinary('uint8')(w, args);
   });
 }
-op('logicalNot', [['a', 'operand']], {}, (w, { a }) => {
+rule('logicalNot', (w, { a }) => {
   oneOf(w, 'a', a.dataType, ['uint8']);
   return desc('uint8', a.shape);
 });
@@ -197,13 +118,13 @@ op('logicalNot', [['a', 'operand']], {}, (w, { a }) => {
 const FLOAT_UNARY = ['cos', 'erf', 'exp', 'log', 'reciprocal', 'sin', 'sqrt', 'tan', 'ceil', 'floor', 'roundEven',
   'sigmoid', 'tanh', 'gelu', 'hardSwish', 'softplus', 'softsign'];
 for (const n of [...FLOAT_UNARY, 'abs', 'neg', 'identity', 'sign', 'relu']) {
-  op(n, [['input', 'operand']], {}, (w, { input }) => {
+  rule(n, (w, { input }) => {
     if (FLOAT_UNARY.includes(n)) oneOf(w, 'input', input.dataType, FLOATS);
     return desc(input.dataType, input.shape);
   });
 }
 for (const n of ['isNaN', 'isInfinite']) {
-  op(n, [['input', 'operand']], {}, (w, { input }) => {
+  rule(n, (w, { input }) => {
     oneOf(w, 'input', input.dataType, FLOATS);
     return desc('uint8', input.shape);
   });
@@ -212,48 +133,45 @@ const floatActivation = (w, { input }) => {
   oneOf(w, 'input', input.dataType, FLOATS);
   return desc(input.dataType, input.shape);
 };
-op('leakyRelu', [['input', 'operand']], { alpha: 'float' }, floatActivation);
-op('elu', [['input', 'operand']], { alpha: 'float' }, floatActivation);
-op('hardSigmoid', [['input', 'operand']], { alpha: 'float', beta: 'float' }, floatActivation);
-op('linear', [['input', 'operand']], { alpha: 'float', beta: 'float' }, floatActivation);
-op('prelu', [['input', 'operand'], ['slope', 'operand']], {}, (w, { input, slope }) => {
+rule('leakyRelu', floatActivation);
+rule('elu', floatActivation);
+rule('hardSigmoid', floatActivation);
+rule('linear', floatActivation);
+rule('prelu', (w, { input, slope }) => {
   sameType(w, [['input', input], ['slope', slope]]);
   return desc(input.dataType, broadcast(w, input.shape, slope.shape)); // bidirectional, as the spec says
 });
-op('softmax', [['input', 'operand'], ['axis', 'uint']], {}, (w, { input, axis }) => {
+rule('softmax', (w, { input, axis }) => {
   oneOf(w, 'input', input.dataType, FLOATS);
   if (axis >= input.shape.length) fail(w, `axis ${axis} is out of range for rank ${input.shape.length}`);
   return desc(input.dataType, input.shape);
 });
-op('cast', [['input', 'operand'], ['type', 'dataType']], {}, (w, { input, type }) => desc(type, input.shape));
-op('clamp', [['input', 'operand']], { minValue: 'number', maxValue: 'number' }, (w, { input, options }) => {
+rule('cast', (w, { input, type }) => desc(type, input.shape));
+rule('clamp', (w, { input, options }) => {
   const lo = Number(options.minValue ?? -Infinity);
   const hi = Number(options.maxValue ?? Infinity);
   if (Number.isNaN(lo) || Number.isNaN(hi) || lo > hi) fail(w, `minValue ${lo} must not exceed maxValue ${hi}`);
   return desc(input.dataType, input.shape);
 });
-op('where', [['condition', 'operand'], ['trueValue', 'operand'], ['falseValue', 'operand']], {},
-  (w, { condition, trueValue, falseValue }) => {
-    oneOf(w, 'condition', condition.dataType, ['uint8']);
-    sameType(w, [['trueValue', trueValue], ['falseValue', falseValue]]);
-    const shape = broadcast(w, broadcast(w, condition.shape, trueValue.shape), falseValue.shape);
-    return desc(trueValue.dataType, shape);
-  });
+rule('where', (w, { condition, trueValue, falseValue }) => {
+  oneOf(w, 'condition', condition.dataType, ['uint8']);
+  sameType(w, [['trueValue', trueValue], ['falseValue', falseValue]]);
+  const shape = broadcast(w, broadcast(w, condition.shape, trueValue.shape), falseValue.shape);
+  return desc(trueValue.dataType, shape);
+});
 
 for (const n of ['argMin', 'argMax']) {
-  op(n, [['input', 'operand'], ['axis', 'uint']], { keepDimensions: 'bool', outputDataType: 'dataType' },
-    (w, { input, axis, options }) => {
-      if (axis >= input.shape.length) fail(w, `axis ${axis} is out of range for rank ${input.shape.length}`);
-      const type = options.outputDataType ?? 'int32';
-      oneOf(w, 'outputDataType', type, ['int32', 'int64']);
-      const shape = options.keepDimensions ? input.shape.map((d, i) => (i === axis ? 1 : d))
-        : input.shape.filter((_, i) => i !== axis);
-      return desc(type, shape);
-    });
+  rule(n, (w, { input, axis, options }) => {
+    if (axis >= input.shape.length) fail(w, `axis ${axis} is out of range for rank ${input.shape.length}`);
+    oneOf(w, 'outputDataType', options.outputDataType, ['int32', 'int64']);
+    const shape = options.keepDimensions ? input.shape.map((d, i) => (i === axis ? 1 : d))
+      : input.shape.filter((_, i) => i !== axis);
+    return desc(options.outputDataType, shape);
+  });
 }
 for (const n of ['reduceL1', 'reduceL2', 'reduceLogSum', 'reduceLogSumExp', 'reduceMax', 'reduceMean', 'reduceMin',
   'reduceProduct', 'reduceSum', 'reduceSumSquare']) {
-  op(n, [['input', 'operand']], { axes: 'uints', keepDimensions: 'bool' }, (w, { input, options }) => {
+  rule(n, (w, { input, options }) => {
     const rank = input.shape.length;
     const axes = options.axes ?? [...Array(rank).keys()];
     checkAxes(w, axes, rank);
@@ -262,11 +180,10 @@ for (const n of ['reduceL1', 'reduceL2', 'reduceLogSum', 'reduceLogSumExp', 'red
     return desc(input.dataType, shape);
   });
 }
-op('cumulativeSum', [['input', 'operand'], ['axis', 'uint']], { exclusive: 'bool', reversed: 'bool' },
-  (w, { input, axis }) => {
-    if (axis >= input.shape.length) fail(w, `axis ${axis} is out of range for rank ${input.shape.length}`);
-    return desc(input.dataType, input.shape);
-  });
+rule('cumulativeSum', (w, { input, axis }) => {
+  if (axis >= input.shape.length) fail(w, `axis ${axis} is out of range for rank ${input.shape.length}`);
+  return desc(input.dataType, input.shape);
+});
 
 // normalization
 function normScaleBias(w, input, options, shape) {
@@ -277,34 +194,31 @@ function normScaleBias(w, input, options, shape) {
     }
   }
 }
-op('batchNormalization', [['input', 'operand'], ['mean', 'operand'], ['variance', 'operand']],
-  { scale: 'operand', bias: 'operand', axis: 'uint', epsilon: 'double' }, (w, { input, mean, variance, options }) => {
-    oneOf(w, 'input', input.dataType, FLOATS);
-    const axis = options.axis ?? 1;
-    if (axis >= input.shape.length) fail(w, `axis ${axis} is out of range for rank ${input.shape.length}`);
-    const c = [input.shape[axis]];
-    sameType(w, [['input', input], ['mean', mean], ['variance', variance]]);
-    shapeIs(w, 'mean', mean, c);
-    shapeIs(w, 'variance', variance, c);
-    normScaleBias(w, input, options, c);
-    return desc(input.dataType, input.shape);
-  });
-op('instanceNormalization', [['input', 'operand']],
-  { scale: 'operand', bias: 'operand', epsilon: 'double', layout: ['nchw', 'nhwc'] }, (w, { input, options }) => {
-    oneOf(w, 'input', input.dataType, FLOATS);
-    rankIs(w, 'input', input, 4);
-    normScaleBias(w, input, options, [input.shape[options.layout === 'nhwc' ? 3 : 1]]);
-    return desc(input.dataType, input.shape);
-  });
-op('layerNormalization', [['input', 'operand']], { scale: 'operand', bias: 'operand', axes: 'uints', epsilon: 'double' },
-  (w, { input, options }) => {
-    oneOf(w, 'input', input.dataType, FLOATS);
-    const rank = input.shape.length;
-    const axes = options.axes ?? [...Array(rank).keys()].slice(1);
-    checkAxes(w, axes, rank);
-    normScaleBias(w, input, options, axes.map((a) => input.shape[a]));
-    return desc(input.dataType, input.shape);
-  });
+rule('batchNormalization', (w, { input, mean, variance, options }) => {
+  oneOf(w, 'input', input.dataType, FLOATS);
+  const { axis } = options;
+  if (axis >= input.shape.length) fail(w, `axis ${axis} is out of range for rank ${input.shape.length}`);
+  const c = [input.shape[axis]];
+  sameType(w, [['input', input], ['mean', mean], ['variance', variance]]);
+  shapeIs(w, 'mean', mean, c);
+  shapeIs(w, 'variance', variance, c);
+  normScaleBias(w, input, options, c);
+  return desc(input.dataType, input.shape);
+});
+rule('instanceNormalization', (w, { input, options }) => {
+  oneOf(w, 'input', input.dataType, FLOATS);
+  rankIs(w, 'input', input, 4);
+  normScaleBias(w, input, options, [input.shape[options.layout === 'nhwc' ? 3 : 1]]);
+  return desc(input.dataType, input.shape);
+});
+rule('layerNormalization', (w, { input, options }) => {
+  oneOf(w, 'input', input.dataType, FLOATS);
+  const rank = input.shape.length;
+  const axes = options.axes ?? [...Array(rank).keys()].slice(1); // the spec's default: all but the first
+  checkAxes(w, axes, rank);
+  normScaleBias(w, input, options, axes.map((a) => input.shape[a]));
+  return desc(input.dataType, input.shape);
+});
 
 // convolution and pooling
 function pairOption(w, options, name, dflt, length = 2) {
@@ -335,23 +249,18 @@ function validSize(w, size, what) {
 const FILTER_AXES = { // layout -> [output channels, input channels / groups, height, width] positions
   oihw: [0, 1, 2, 3], hwio: [3, 2, 0, 1], ohwi: [0, 3, 1, 2], ihwo: [3, 0, 1, 2], hwoi: [2, 3, 0, 1],
 };
-const CONV_OPTIONS = { padding: 'uints', strides: 'uints', dilations: 'uints', groups: 'uint', inputLayout: ['nchw', 'nhwc'],
-  bias: 'operand' };
-
-function convCommon(w, input, filter, options, filterLayouts) {
+function convCommon(w, input, filter, options) {
   oneOf(w, 'input', input.dataType, FLOATS);
   sameType(w, [['input', input], ['filter', filter]]);
   rankIs(w, 'input', input, 4);
   rankIs(w, 'filter', filter, 4);
   const nhwc = options.inputLayout === 'nhwc';
   const [n, c, h, wd] = nhwc ? [0, 3, 1, 2].map((i) => input.shape[i]) : input.shape;
-  const layout = options.filterLayout ?? 'oihw';
-  if (!filterLayouts.includes(layout)) fail(w, `filterLayout '${layout}' is not one of ${filterLayouts}`);
-  const [fo, fi, fh, fw] = FILTER_AXES[layout].map((i) => filter.shape[i]);
+  const [fo, fi, fh, fw] = FILTER_AXES[options.filterLayout].map((i) => filter.shape[i]);
   const padding = pairOption(w, options, 'padding', [0, 0, 0, 0], 4);
   const strides = pairOption(w, options, 'strides', [1, 1]);
   const dilations = pairOption(w, options, 'dilations', [1, 1]);
-  const groups = options.groups ?? 1;
+  const { groups } = options;
   if (groups === 0) fail(w, 'groups must be positive');
   return { nhwc, n, c, h, wd, fo, fi, fh, fw, padding, strides, dilations, groups };
 }
@@ -363,66 +272,59 @@ function convBias(w, input, options, channels) {
   }
 }
 
-op('conv2d', [['input', 'operand'], ['filter', 'operand']], { ...CONV_OPTIONS, filterLayout: ['oihw', 'hwio', 'ohwi', 'ihwo'] },
-  (w, { input, filter, options }) => {
-    const k = convCommon(w, input, filter, options, ['oihw', 'hwio', 'ohwi', 'ihwo']);
-    filter.shape.forEach((d, i) => fixed(w, `filter dimension ${i}`, d, 'the filter has a fixed shape'));
-    fixed(w, 'the input channels', k.c, 'only the batch and spatial dimensions may be dynamic');
-    if (k.c % k.groups !== 0 || k.c / k.groups !== k.fi) {
-      fail(w, `input channels ${k.c} / groups ${k.groups} must equal the filter's input channels ${k.fi}`);
-    }
-    if (k.fo % k.groups !== 0) fail(w, `filter output channels ${k.fo} must be divisible by groups ${k.groups}`);
-    convBias(w, input, options, k.fo);
-    const oh = validSize(w, convOutput(w, k.h, k.fh, k.padding[0], k.padding[1], k.strides[0], k.dilations[0])[0], 'height');
-    const ow = validSize(w, convOutput(w, k.wd, k.fw, k.padding[2], k.padding[3], k.strides[1], k.dilations[1])[0], 'width');
-    return desc(input.dataType, k.nhwc ? [k.n, oh, ow, k.fo] : [k.n, k.fo, oh, ow]);
+rule('conv2d', (w, { input, filter, options }) => {
+  const k = convCommon(w, input, filter, options);
+  filter.shape.forEach((d, i) => fixed(w, `filter dimension ${i}`, d, 'the filter has a fixed shape'));
+  fixed(w, 'the input channels', k.c, 'only the batch and spatial dimensions may be dynamic');
+  if (k.c % k.groups !== 0 || k.c / k.groups !== k.fi) {
+    fail(w, `input channels ${k.c} / groups ${k.groups} must equal the filter's input channels ${k.fi}`);
+  }
+  if (k.fo % k.groups !== 0) fail(w, `filter output channels ${k.fo} must be divisible by groups ${k.groups}`);
+  convBias(w, input, options, k.fo);
+  const oh = validSize(w, convOutput(w, k.h, k.fh, k.padding[0], k.padding[1], k.strides[0], k.dilations[0])[0], 'height');
+  const ow = validSize(w, convOutput(w, k.wd, k.fw, k.padding[2], k.padding[3], k.strides[1], k.dilations[1])[0], 'width');
+  return desc(input.dataType, k.nhwc ? [k.n, oh, ow, k.fo] : [k.n, k.fo, oh, ow]);
+});
+rule('convTranspose2d', (w, { input, filter, options }) => {
+  // filter layouts of convTranspose2d name the input channels first: iohw = [in, out/groups, h, w]
+  const axes = { iohw: [1, 0, 2, 3], hwoi: [2, 3, 0, 1], ohwi: [0, 3, 1, 2] };
+  oneOf(w, 'input', input.dataType, FLOATS);
+  sameType(w, [['input', input], ['filter', filter]]);
+  rankIs(w, 'input', input, 4);
+  rankIs(w, 'filter', filter, 4);
+  const nhwc = options.inputLayout === 'nhwc';
+  const [n, c, h, wd] = nhwc ? [0, 3, 1, 2].map((i) => input.shape[i]) : input.shape;
+  const [fo, fi, fh, fw] = axes[options.filterLayout].map((i) => filter.shape[i]);
+  const { groups } = options;
+  if (groups === 0) fail(w, 'groups must be positive');
+  if (c !== fi) fail(w, `input channels ${c} must equal the filter's input channels ${fi}`);
+  const padding = pairOption(w, options, 'padding', [0, 0, 0, 0], 4);
+  const strides = pairOption(w, options, 'strides', [1, 1]);
+  const dilations = pairOption(w, options, 'dilations', [1, 1]);
+  const outputPadding = pairOption(w, options, 'outputPadding', [0, 0]);
+  if (strides.includes(0) || dilations.includes(0)) fail(w, 'strides and dilations must be positive');
+  outputPadding.forEach((p, i) => {
+    if (p >= strides[i]) fail(w, `outputPadding [${outputPadding}] must be smaller than strides [${strides}]`);
   });
-op('convTranspose2d', [['input', 'operand'], ['filter', 'operand']],
-  { ...CONV_OPTIONS, filterLayout: ['iohw', 'hwoi', 'ohwi'], outputPadding: 'uints', outputSizes: 'uints' },
-  (w, { input, filter, options }) => {
-    // filter layouts of convTranspose2d name the input channels first: iohw = [in, out/groups, h, w]
-    const axes = { iohw: [1, 0, 2, 3], hwoi: [2, 3, 0, 1], ohwi: [0, 3, 1, 2] };
-    const layout = options.filterLayout ?? 'iohw';
-    if (!axes[layout]) fail(w, `filterLayout '${layout}' is not one of iohw, hwoi, ohwi`);
-    oneOf(w, 'input', input.dataType, FLOATS);
-    sameType(w, [['input', input], ['filter', filter]]);
-    rankIs(w, 'input', input, 4);
-    rankIs(w, 'filter', filter, 4);
-    const nhwc = options.inputLayout === 'nhwc';
-    const [n, c, h, wd] = nhwc ? [0, 3, 1, 2].map((i) => input.shape[i]) : input.shape;
-    const [fo, fi, fh, fw] = axes[layout].map((i) => filter.shape[i]);
-    const groups = options.groups ?? 1;
-    if (groups === 0) fail(w, 'groups must be positive');
-    if (c !== fi) fail(w, `input channels ${c} must equal the filter's input channels ${fi}`);
-    const padding = pairOption(w, options, 'padding', [0, 0, 0, 0], 4);
-    const strides = pairOption(w, options, 'strides', [1, 1]);
-    const dilations = pairOption(w, options, 'dilations', [1, 1]);
-    const outputPadding = pairOption(w, options, 'outputPadding', [0, 0]);
-    if (strides.includes(0) || dilations.includes(0)) fail(w, 'strides and dilations must be positive');
-    outputPadding.forEach((p, i) => {
-      if (p >= strides[i]) fail(w, `outputPadding [${outputPadding}] must be smaller than strides [${strides}]`);
+  const channels = fo * groups;
+  convBias(w, input, options, channels);
+  const full = [h, wd].map((s, i) => strides[i] * (s - 1) + ([fh, fw][i] - 1) * dilations[i] + 1
+    - padding[2 * i] - padding[2 * i + 1]);
+  let out;
+  if (options.outputSizes) {
+    out = pairOption(w, options, 'outputSizes', null);
+    out.forEach((s, i) => {
+      if (s < full[i] || s >= full[i] + strides[i]) fail(w, `outputSizes [${out}] do not fit the input and strides`);
     });
-    const channels = fo * groups;
-    convBias(w, input, options, channels);
-    const full = [h, wd].map((s, i) => strides[i] * (s - 1) + ([fh, fw][i] - 1) * dilations[i] + 1
-      - padding[2 * i] - padding[2 * i + 1]);
-    let out;
-    if (options.outputSizes) {
-      out = pairOption(w, options, 'outputSizes', null);
-      out.forEach((s, i) => {
-        if (s < full[i] || s >= full[i] + strides[i]) fail(w, `outputSizes [${out}] do not fit the input and strides`);
-      });
-    } else {
-      out = full.map((s, i) => s + outputPadding[i]);
-    }
-    if (out.some((s) => s <= 0)) fail(w, `the output size [${out}] is not positive`);
-    return desc(input.dataType, nhwc ? [n, out[0], out[1], channels] : [n, channels, out[0], out[1]]);
-  });
+  } else {
+    out = full.map((s, i) => s + outputPadding[i]);
+  }
+  if (out.some((s) => s <= 0)) fail(w, `the output size [${out}] is not positive`);
+  return desc(input.dataType, nhwc ? [n, out[0], out[1], channels] : [n, channels, out[0], out[1]]);
+});
 
 for (const n of ['averagePool2d', 'l2Pool2d', 'maxPool2d']) {
-  op(n, [['input', 'operand']], { windowDimensions: 'uints', padding: 'uints', strides: 'uints', dilations: 'uints',
-    layout: ['nchw', 'nhwc'], roundingType: ['floor', 'ceil'], outputShapeRounding: ['floor', 'ceil'], outputSizes: 'uints' },
-  (w, { input, options }) => {
+  rule(n, (w, { input, options }) => {
     if (n !== 'maxPool2d') oneOf(w, 'input', input.dataType, FLOATS);
     rankIs(w, 'input', input, 4);
     const nhwc = options.layout === 'nhwc';
@@ -449,45 +351,43 @@ for (const n of ['averagePool2d', 'l2Pool2d', 'maxPool2d']) {
     return desc(input.dataType, nhwc ? [b, out[0], out[1], c] : [b, c, out[0], out[1]]);
   });
 }
-op('resample2d', [['input', 'operand']], { mode: ['nearest-neighbor', 'linear'], scales: 'floats', sizes: 'uints', axes: 'uints' },
-  (w, { input, options }) => {
-    oneOf(w, 'input', input.dataType, FLOATS);
-    rankIs(w, 'input', input, 4);
-    const axes = pairOption(w, options, 'axes', [2, 3]);
-    checkAxes(w, axes, 4);
-    const shape = [...input.shape];
-    if (options.sizes) {
-      const sizes = pairOption(w, options, 'sizes', null);
-      if (sizes.includes(0)) fail(w, 'sizes must be positive');
-      axes.forEach((a, i) => { shape[a] = sizes[i]; });
-    } else {
-      const scales = pairOption(w, options, 'scales', [1, 1]);
-      axes.forEach((a, i) => {
-        if (!(scales[i] > 0)) fail(w, 'scales must be positive');
-        shape[a] = Math.floor(input.shape[a] * scales[i]);
-        if (shape[a] <= 0) fail(w, `scale ${scales[i]} gives an empty dimension ${a}`);
-      });
-    }
-    return desc(input.dataType, shape);
-  });
+rule('resample2d', (w, { input, options }) => {
+  oneOf(w, 'input', input.dataType, FLOATS);
+  rankIs(w, 'input', input, 4);
+  const axes = pairOption(w, options, 'axes', [2, 3]);
+  checkAxes(w, axes, 4);
+  const shape = [...input.shape];
+  const scales = pairOption(w, options, 'scales', [1, 1]); // checked even when sizes decide, as the spec says
+  if (!scales.every((s) => s > 0)) fail(w, 'scales must be positive');
+  if (options.sizes) {
+    const sizes = pairOption(w, options, 'sizes', null);
+    if (sizes.includes(0)) fail(w, 'sizes must be positive');
+    axes.forEach((a, i) => { shape[a] = sizes[i]; });
+  } else {
+    axes.forEach((a, i) => {
+      shape[a] = Math.floor(input.shape[a] * scales[i]);
+      if (shape[a] <= 0) fail(w, `scale ${scales[i]} gives an empty dimension ${a}`);
+    });
+  }
+  return desc(input.dataType, shape);
+});
 
 // matrix products
-op('gemm', [['a', 'operand'], ['b', 'operand']], { c: 'operand', alpha: 'float', beta: 'float', aTranspose: 'bool', bTranspose: 'bool' },
-  (w, { a, b, options }) => {
-    oneOf(w, 'a', a.dataType, FLOATS);
-    sameType(w, [['a', a], ['b', b]]);
-    rankIs(w, 'a', a, 2);
-    rankIs(w, 'b', b, 2);
-    const [m, ka] = options.aTranspose ? [a.shape[1], a.shape[0]] : a.shape;
-    const [kb, n] = options.bTranspose ? [b.shape[1], b.shape[0]] : b.shape;
-    if (!D.equal(ka, kb) && unified(ka, kb) === null) fail(w, `the inner dimensions of a [${a.shape}] and b [${b.shape}] differ`);
-    if (options.c) {
-      sameType(w, [['a', a], ['c', options.c]]);
-      unidirectional(w, options.c.shape, [m, n], 'c');
-    }
-    return desc(a.dataType, [m, n]);
-  });
-op('matmul', [['a', 'operand'], ['b', 'operand']], {}, (w, { a, b }) => {
+rule('gemm', (w, { a, b, options }) => {
+  oneOf(w, 'a', a.dataType, FLOATS);
+  sameType(w, [['a', a], ['b', b]]);
+  rankIs(w, 'a', a, 2);
+  rankIs(w, 'b', b, 2);
+  const [m, ka] = options.aTranspose ? [a.shape[1], a.shape[0]] : a.shape;
+  const [kb, n] = options.bTranspose ? [b.shape[1], b.shape[0]] : b.shape;
+  if (!D.equal(ka, kb) && unified(ka, kb) === null) fail(w, `the inner dimensions of a [${a.shape}] and b [${b.shape}] differ`);
+  if (options.c) {
+    sameType(w, [['a', a], ['c', options.c]]);
+    unidirectional(w, options.c.shape, [m, n], 'c');
+  }
+  return desc(a.dataType, [m, n]);
+});
+rule('matmul', (w, { a, b }) => {
   oneOf(w, 'a', a.dataType, FLOATS);
   sameType(w, [['a', a], ['b', b]]);
   if (a.shape.length < 2 || b.shape.length < 2) fail(w, 'a and b must have rank 2 or more');
@@ -505,24 +405,24 @@ function validShape(w, shape) {
     if (D.isDim(d) && !(D.upper(d) >= 1 && D.upper(d) <= 2 ** 31 - 1)) fail(w, `newShape [${shape}] has an invalid dimension ${d}`);
   });
 }
-op('reshape', [['input', 'operand'], ['newShape', 'dims']], {}, (w, { input, newShape }) => {
+rule('reshape', (w, { input, newShape }) => {
   validShape(w, newShape);
   if (!D.equal(size(newShape), size(input.shape))) fail(w, `newShape [${newShape}] does not hold the ${size(input.shape)} elements of [${input.shape}]`);
   return desc(input.dataType, newShape);
 });
-op('expand', [['input', 'operand'], ['newShape', 'dims']], {}, (w, { input, newShape }) => {
+rule('expand', (w, { input, newShape }) => {
   validShape(w, newShape);
   unidirectional(w, input.shape, newShape, 'input'); // the spec: unidirectionally broadcast to newShape
   return desc(input.dataType, [...newShape]);
 });
-op('transpose', [['input', 'operand']], { permutation: 'uints' }, (w, { input, options }) => {
+rule('transpose', (w, { input, options }) => {
   const rank = input.shape.length;
   const perm = options.permutation ?? [...Array(rank).keys()].reverse();
   if (perm.length !== rank) fail(w, `permutation [${perm}] must have ${rank} values`);
   checkAxes(w, perm, rank, 'permutation');
   return desc(input.dataType, perm.map((p) => input.shape[p]));
 });
-op('concat', [['inputs', 'operands'], ['axis', 'uint']], {}, (w, { inputs, axis }) => {
+rule('concat', (w, { inputs, axis }) => {
   if (inputs.length === 0) fail(w, 'inputs must not be empty');
   const first = inputs[0];
   if (axis >= first.shape.length) fail(w, `axis ${axis} is out of range for rank ${first.shape.length}`);
@@ -538,24 +438,23 @@ op('concat', [['inputs', 'operands'], ['axis', 'uint']], {}, (w, { inputs, axis 
   });
   return desc(first.dataType, shape);
 });
-op('slice', [['input', 'operand'], ['starts', 'dims'], ['sizes', 'dims']], { strides: 'uints' },
-  (w, { input, starts, sizes, options }) => {
-    const rank = input.shape.length;
-    const strides = options.strides ?? Array(rank).fill(1);
-    if (starts.length !== rank || sizes.length !== rank || strides.length !== rank) {
-      fail(w, `starts, sizes and strides must have ${rank} values each`);
+rule('slice', (w, { input, starts, sizes, options }) => {
+  const rank = input.shape.length;
+  const strides = options.strides ?? Array(rank).fill(1);
+  if (starts.length !== rank || sizes.length !== rank || strides.length !== rank) {
+    fail(w, `starts, sizes and strides must have ${rank} values each`);
+  }
+  return desc(input.dataType, input.shape.map((d, i) => {
+    if (sizes[i] === 0 || strides[i] === 0 || D.upper(sizes[i]) < 1) fail(w, 'sizes and strides must be positive');
+    // the window must fit for every value the dimensions can take
+    if (D.lower(starts[i]) < 0 || D.lower(D.sub(D.sub(d, starts[i]), sizes[i])) < 0) {
+      fail(w, `dimension ${i}: start ${starts[i]} + size ${sizes[i]} exceeds ${d}`);
     }
-    return desc(input.dataType, input.shape.map((d, i) => {
-      if (sizes[i] === 0 || strides[i] === 0 || D.upper(sizes[i]) < 1) fail(w, 'sizes and strides must be positive');
-      // the window must fit for every value the dimensions can take
-      if (D.lower(starts[i]) < 0 || D.lower(D.sub(D.sub(d, starts[i]), sizes[i])) < 0) {
-        fail(w, `dimension ${i}: start ${starts[i]} + size ${sizes[i]} exceeds ${d}`);
-      }
-      return D.ceilDiv(sizes[i], strides[i]);
-    }));
-  });
-op('split', [['input', 'operand'], ['splits', 'splits']], { axis: 'uint' }, (w, { input, splits, options }) => {
-  const axis = options.axis ?? 0;
+    return D.ceilDiv(sizes[i], strides[i]);
+  }));
+});
+rule('split', (w, { input, splits, options }) => {
+  const { axis } = options;
   if (axis >= input.shape.length) fail(w, `axis ${axis} is out of range for rank ${input.shape.length}`);
   const d = input.shape[axis];
   fixed(w, `axis ${axis}`, d, 'split needs a fixed size along its axis');
@@ -569,8 +468,7 @@ op('split', [['input', 'operand'], ['splits', 'splits']], { axis: 'uint' }, (w, 
   }
   return parts.map((p) => desc(input.dataType, input.shape.map((x, i) => (i === axis ? p : x))));
 });
-op('pad', [['input', 'operand'], ['beginningPadding', 'uints'], ['endingPadding', 'uints']],
-  { mode: ['constant', 'edge', 'reflection'], value: 'number' }, (w, { input, beginningPadding: b, endingPadding: e, options }) => {
+rule('pad', (w, { input, beginningPadding: b, endingPadding: e, options }) => {
     const rank = input.shape.length;
     if (b.length !== rank || e.length !== rank) fail(w, `beginningPadding and endingPadding must have ${rank} values each`);
     if (options.mode === 'reflection') {
@@ -580,37 +478,37 @@ op('pad', [['input', 'operand'], ['beginningPadding', 'uints'], ['endingPadding'
     }
     return desc(input.dataType, input.shape.map((d, i) => D.add(d, b[i] + e[i])));
   });
-op('gather', [['input', 'operand'], ['indices', 'operand']], { axis: 'uint' }, (w, { input, indices, options }) => {
+rule('gather', (w, { input, indices, options }) => {
   oneOf(w, 'indices', indices.dataType, ['int32', 'uint32', 'int64']);
-  const axis = options.axis ?? 0;
+  const { axis } = options;
   if (axis >= input.shape.length) fail(w, `axis ${axis} is out of range for rank ${input.shape.length}`);
   return desc(input.dataType, [...input.shape.slice(0, axis), ...indices.shape, ...input.shape.slice(axis + 1)]);
 });
-op('gatherElements', [['input', 'operand'], ['indices', 'operand']], { axis: 'uint' }, (w, { input, indices, options }) => {
+/** gatherElements' and scatterElements' indices: the input's rank, and its shape outside `axis`. */
+function elementIndices(w, input, indices, axis) {
   oneOf(w, 'indices', indices.dataType, ['int32', 'uint32', 'int64']);
-  const axis = options.axis ?? 0;
   if (axis >= input.shape.length) fail(w, `axis ${axis} is out of range for rank ${input.shape.length}`);
   if (indices.shape.length !== input.shape.length || indices.shape.some((d, i) => i !== axis && !D.equal(d, input.shape[i]))) {
     fail(w, `indices [${indices.shape}] must match input [${input.shape}] outside axis ${axis}`);
   }
+}
+rule('gatherElements', (w, { input, indices, options }) => {
+  elementIndices(w, input, indices, options.axis);
   return desc(input.dataType, indices.shape);
 });
-op('gatherND', [['input', 'operand'], ['indices', 'operand']], {}, (w, { input, indices }) => {
+rule('gatherND', (w, { input, indices }) => {
   oneOf(w, 'indices', indices.dataType, ['int32', 'uint32', 'int64']);
   const k = indices.shape[indices.shape.length - 1];
   if (indices.shape.length < 1 || k > input.shape.length) fail(w, `indices [${indices.shape}] do not fit input [${input.shape}]`);
   return desc(input.dataType, [...indices.shape.slice(0, -1), ...input.shape.slice(k)]);
 });
-op('scatterElements', [['input', 'operand'], ['indices', 'operand'], ['updates', 'operand']], { axis: 'uint' },
-  (w, { input, indices, updates, options }) => {
-    oneOf(w, 'indices', indices.dataType, ['int32', 'uint32', 'int64']);
-    sameType(w, [['input', input], ['updates', updates]]);
-    const axis = options.axis ?? 0;
-    if (axis >= input.shape.length) fail(w, `axis ${axis} is out of range for rank ${input.shape.length}`);
-    if (!same(indices.shape, updates.shape)) fail(w, `indices [${indices.shape}] and updates [${updates.shape}] differ`);
-    return desc(input.dataType, input.shape);
-  });
-op('scatterND', [['input', 'operand'], ['indices', 'operand'], ['updates', 'operand']], {}, (w, { input, indices, updates }) => {
+rule('scatterElements', (w, { input, indices, updates, options }) => {
+  elementIndices(w, input, indices, options.axis);
+  sameType(w, [['input', input], ['updates', updates]]);
+  if (!same(indices.shape, updates.shape)) fail(w, `indices [${indices.shape}] and updates [${updates.shape}] differ`);
+  return desc(input.dataType, input.shape);
+});
+rule('scatterND', (w, { input, indices, updates }) => {
   oneOf(w, 'indices', indices.dataType, ['int32', 'uint32', 'int64']);
   sameType(w, [['input', input], ['updates', updates]]);
   const k = indices.shape[indices.shape.length - 1];
@@ -618,23 +516,23 @@ op('scatterND', [['input', 'operand'], ['indices', 'operand'], ['updates', 'oper
   if (!same(updates.shape, want)) fail(w, `updates must have shape [${want}], got [${updates.shape}]`);
   return desc(input.dataType, input.shape);
 });
-op('tile', [['input', 'operand'], ['repetitions', 'uints']], {}, (w, { input, repetitions }) => {
+rule('tile', (w, { input, repetitions }) => {
   if (repetitions.length !== input.shape.length || repetitions.includes(0)) {
     fail(w, `repetitions [${repetitions}] must have ${input.shape.length} positive values`);
   }
   return desc(input.dataType, input.shape.map((d, i) => D.mul(d, repetitions[i])));
 });
-op('reverse', [['input', 'operand']], { axes: 'uints' }, (w, { input, options }) => {
+rule('reverse', (w, { input, options }) => {
   checkAxes(w, options.axes ?? [], input.shape.length);
   return desc(input.dataType, input.shape);
 });
-op('triangular', [['input', 'operand']], { upper: 'bool', diagonal: 'int' }, (w, { input }) => {
+rule('triangular', (w, { input }) => {
   if (input.shape.length < 2) fail(w, 'input must have rank 2 or more');
   return desc(input.dataType, input.shape);
 });
 const QUANTIZED = ['int4', 'uint4', 'int8', 'uint8', 'int32'];
 for (const n of ['quantizeLinear', 'dequantizeLinear']) {
-  op(n, [['input', 'operand'], ['scale', 'operand'], ['zeroPoint', 'operand']], {}, (w, { input, scale, zeroPoint }) => {
+  rule(n, (w, { input, scale, zeroPoint }) => {
     oneOf(w, 'scale', scale.dataType, FLOATS);
     oneOf(w, 'zeroPoint', zeroPoint.dataType, QUANTIZED);
     if (n === 'quantizeLinear') sameType(w, [['input', input], ['scale', scale]]);
@@ -662,29 +560,24 @@ function rnnCheck(w, named, shapes) {
   }
   oneOf(w, first[0], first[1].dataType, FLOATS);
 }
-const RNN_OPTIONS = { bias: 'operand', recurrentBias: 'operand', initialHiddenState: 'operand', returnSequence: 'bool',
-  direction: ['forward', 'backward', 'both'], activations: 'activations' };
-op('gru', [['input', 'operand'], ['weight', 'operand'], ['recurrentWeight', 'operand'], ['steps', 'uint'], ['hiddenSize', 'uint']],
-  { ...RNN_OPTIONS, resetAfter: 'bool', layout: ['zrn', 'rzn'] }, (w, a) => {
-    const o = a.options;
-    const dirs = o.direction === 'both' ? 2 : 1;
-    const h = a.hiddenSize;
-    if (a.steps === 0 || h === 0) fail(w, 'steps and hiddenSize must be positive');
-    rankIs(w, 'input', a.input, 3);
-    const [steps, batch, inSize] = a.input.shape;
-    if (steps !== a.steps) fail(w, `input has ${steps} steps, steps is ${a.steps}`);
-    rnnCheck(w, [['input', a.input], ['weight', a.weight], ['recurrentWeight', a.recurrentWeight], ['bias', o.bias],
-      ['recurrentBias', o.recurrentBias], ['initialHiddenState', o.initialHiddenState]],
-    { weight: [dirs, 3 * h, inSize], recurrentWeight: [dirs, 3 * h, h], bias: [dirs, 3 * h], recurrentBias: [dirs, 3 * h],
-      initialHiddenState: [dirs, batch, h] });
-    if (o.activations && o.activations.length !== 2) fail(w, 'activations must have 2 functions');
-    const out = [desc(a.input.dataType, [dirs, batch, h])];
-    if (o.returnSequence) out.push(desc(a.input.dataType, [steps, dirs, batch, h]));
-    return out;
-  });
-op('gruCell', [['input', 'operand'], ['weight', 'operand'], ['recurrentWeight', 'operand'], ['hiddenState', 'operand'],
-  ['hiddenSize', 'uint']], { bias: 'operand', recurrentBias: 'operand', resetAfter: 'bool', layout: ['zrn', 'rzn'],
-  activations: 'activations' }, (w, a) => {
+rule('gru', (w, a) => {
+  const o = a.options;
+  const dirs = o.direction === 'both' ? 2 : 1;
+  const h = a.hiddenSize;
+  if (a.steps === 0 || h === 0) fail(w, 'steps and hiddenSize must be positive');
+  rankIs(w, 'input', a.input, 3);
+  const [steps, batch, inSize] = a.input.shape;
+  if (steps !== a.steps) fail(w, `input has ${steps} steps, steps is ${a.steps}`);
+  rnnCheck(w, [['input', a.input], ['weight', a.weight], ['recurrentWeight', a.recurrentWeight], ['bias', o.bias],
+    ['recurrentBias', o.recurrentBias], ['initialHiddenState', o.initialHiddenState]],
+  { weight: [dirs, 3 * h, inSize], recurrentWeight: [dirs, 3 * h, h], bias: [dirs, 3 * h], recurrentBias: [dirs, 3 * h],
+    initialHiddenState: [dirs, batch, h] });
+  if (o.activations && o.activations.length !== 2) fail(w, 'activations must have 2 functions');
+  const out = [desc(a.input.dataType, [dirs, batch, h])];
+  if (o.returnSequence) out.push(desc(a.input.dataType, [steps, dirs, batch, h]));
+  return out;
+});
+rule('gruCell', (w, a) => {
   const h = a.hiddenSize;
   if (h === 0) fail(w, 'hiddenSize must be positive');
   rankIs(w, 'input', a.input, 2);
@@ -695,28 +588,25 @@ op('gruCell', [['input', 'operand'], ['weight', 'operand'], ['recurrentWeight', 
   if (a.options.activations && a.options.activations.length !== 2) fail(w, 'activations must have 2 functions');
   return desc(a.input.dataType, [batch, h]);
 });
-op('lstm', [['input', 'operand'], ['weight', 'operand'], ['recurrentWeight', 'operand'], ['steps', 'uint'], ['hiddenSize', 'uint']],
-  { ...RNN_OPTIONS, peepholeWeight: 'operand', initialCellState: 'operand', layout: ['iofg', 'ifgo'] }, (w, a) => {
-    const o = a.options;
-    const dirs = o.direction === 'both' ? 2 : 1;
-    const h = a.hiddenSize;
-    if (a.steps === 0 || h === 0) fail(w, 'steps and hiddenSize must be positive');
-    rankIs(w, 'input', a.input, 3);
-    const [steps, batch, inSize] = a.input.shape;
-    if (steps !== a.steps) fail(w, `input has ${steps} steps, steps is ${a.steps}`);
-    rnnCheck(w, [['input', a.input], ['weight', a.weight], ['recurrentWeight', a.recurrentWeight], ['bias', o.bias],
-      ['recurrentBias', o.recurrentBias], ['peepholeWeight', o.peepholeWeight], ['initialHiddenState', o.initialHiddenState],
-      ['initialCellState', o.initialCellState]],
-    { weight: [dirs, 4 * h, inSize], recurrentWeight: [dirs, 4 * h, h], bias: [dirs, 4 * h], recurrentBias: [dirs, 4 * h],
-      peepholeWeight: [dirs, 3 * h], initialHiddenState: [dirs, batch, h], initialCellState: [dirs, batch, h] });
-    if (o.activations && o.activations.length !== 3) fail(w, 'activations must have 3 functions');
-    const out = [desc(a.input.dataType, [dirs, batch, h]), desc(a.input.dataType, [dirs, batch, h])];
-    if (o.returnSequence) out.push(desc(a.input.dataType, [steps, dirs, batch, h]));
-    return out;
-  });
-op('lstmCell', [['input', 'operand'], ['weight', 'operand'], ['recurrentWeight', 'operand'], ['hiddenState', 'operand'],
-  ['cellState', 'operand'], ['hiddenSize', 'uint']], { bias: 'operand', recurrentBias: 'operand', peepholeWeight: 'operand',
-  layout: ['iofg', 'ifgo'], activations: 'activations' }, (w, a) => {
+rule('lstm', (w, a) => {
+  const o = a.options;
+  const dirs = o.direction === 'both' ? 2 : 1;
+  const h = a.hiddenSize;
+  if (a.steps === 0 || h === 0) fail(w, 'steps and hiddenSize must be positive');
+  rankIs(w, 'input', a.input, 3);
+  const [steps, batch, inSize] = a.input.shape;
+  if (steps !== a.steps) fail(w, `input has ${steps} steps, steps is ${a.steps}`);
+  rnnCheck(w, [['input', a.input], ['weight', a.weight], ['recurrentWeight', a.recurrentWeight], ['bias', o.bias],
+    ['recurrentBias', o.recurrentBias], ['peepholeWeight', o.peepholeWeight], ['initialHiddenState', o.initialHiddenState],
+    ['initialCellState', o.initialCellState]],
+  { weight: [dirs, 4 * h, inSize], recurrentWeight: [dirs, 4 * h, h], bias: [dirs, 4 * h], recurrentBias: [dirs, 4 * h],
+    peepholeWeight: [dirs, 3 * h], initialHiddenState: [dirs, batch, h], initialCellState: [dirs, batch, h] });
+  if (o.activations && o.activations.length !== 3) fail(w, 'activations must have 3 functions');
+  const out = [desc(a.input.dataType, [dirs, batch, h]), desc(a.input.dataType, [dirs, batch, h])];
+  if (o.returnSequence) out.push(desc(a.input.dataType, [steps, dirs, batch, h]));
+  return out;
+});
+rule('lstmCell', (w, a) => {
   const o = a.options;
   const h = a.hiddenSize;
   if (h === 0) fail(w, 'hiddenSize must be positive');
@@ -767,4 +657,11 @@ function rankRange(op, operand) {
   return { min, max };
 }
 
-module.exports = { OPS, CONVERT, DATA_TYPES, MAX_RANK, rankRange, Failure, fail, enumValue, toSequence, size, dimensionJSON };
+// ------------------------------------------------------------------ operations: signature + rule
+
+// name -> {name, params: [[name, WebIDL type]], options: {name: {type, default?}}, infer}, for each
+// operation with both a signature and a rule (test/signatures.test.js: that is every one of each)
+const OPS = Object.fromEntries(Object.entries(SIGNATURES.operations).filter(([name]) => RULES[name])
+  .map(([name, { params, options }]) => [name, { name, params, options: options ?? {}, infer: RULES[name] }]));
+
+module.exports = { OPS, RULES, MAX_RANK, rankRange, size };

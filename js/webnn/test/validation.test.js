@@ -192,24 +192,6 @@ test("an operation Estuary lacks fails build() with the importer's error, or com
   assert.deepEqual([...new Uint8Array(await context.readTensor(yt))], [0, 1, 0, 1]);
 });
 
-test("the JS builder has exactly the operations, parameters and options of Estuary's WebNN importer", () => {
-  const { spawnSync } = require('node:child_process');
-  const path = require('node:path');
-  const { OPS } = require('../lib/ops');
-  const py = process.env.ESTUARY_PYTHON || path.resolve(__dirname, '..', '..', '..', '.venv', 'bin', 'python');
-  const r = spawnSync(py, ['-c', `import json
-from estuary.importers.webnn import OPS
-print(json.dumps({n: {"params": [p for p in e.params if p != "options"], "options": sorted(e.options or ())}
-                  for n, e in OPS.items()}))`]);
-  assert.equal(r.status, 0, String(r.stderr));
-  const registry = JSON.parse(r.stdout);
-  const mine = Object.fromEntries(Object.entries(OPS).map(([n, s]) => [n, { params: s.params.map(([p]) => p),
-    options: Object.keys(s.options).sort() }]));
-  const missing = Object.keys(registry).filter((n) => !(n in mine));
-  assert.deepEqual(missing, [], `operations Estuary imports that MLGraphBuilder lacks: ${missing}`);
-  for (const [n, spec] of Object.entries(registry)) assert.deepEqual(mine[n], spec, `operation ${n}`);
-});
-
 test('opSupportLimits is the target\'s: on vulkan-spirv, div has no int64 and builder.div refuses it', () => {
   const { spawnSync } = require('node:child_process');
   const path = require('node:path');
