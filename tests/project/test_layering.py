@@ -3,7 +3,8 @@
     API (python/estuary) -> backends -> passes -> dialects -> base
     API -> importers -> dialects -> base
 
-base imports nothing of ours; no folder below the API imports an API module; nothing under
+base imports nothing of ours; no folder below the API imports the API package (`estuary`, so
+`from estuary import ...` too) or any of its modules, relative imports included; nothing under
 passes/ imports backends; and the API package's own modules import each other without a loop.
 """
 import ast
@@ -27,10 +28,21 @@ FORBIDDEN = {
 }
 
 
-def imported_modules(path, typing_too=True):
-    """Modules a file imports (names and `from X import name` as X.name), also inside functions;
-    without `typing_too`, not those under `if TYPE_CHECKING:` (type annotations only)."""
+def package_of(path):
+    """The dotted package a source file belongs to (`backends/llvm_cpu/host.py` is in
+    estuary.backends.llvm_cpu; python/estuary/*.py in estuary)."""
+    rel = os.path.relpath(os.path.dirname(os.path.abspath(path)), ROOT).split(os.sep)
+    if rel[:2] == ["python", "estuary"]:
+        rel = rel[2:]
+    return ".".join(["estuary"] + [part for part in rel if part])
+
+
+def imported_modules(path, typing_too=True, package=None):
+    """Modules a file imports (names and `from X import name` as X.name), also inside functions,
+    relative imports resolved against `package` (the file's own, by default); without
+    `typing_too`, not those under `if TYPE_CHECKING:` (type annotations only)."""
     tree = ast.parse(open(path, encoding="utf-8").read(), path)
+    package = package if package is not None else package_of(path)
 
     def walk(node):
         if (not typing_too and isinstance(node, ast.If) and isinstance(node.test, ast.Name)
@@ -39,10 +51,15 @@ def imported_modules(path, typing_too=True):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 yield alias.name
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            yield node.module
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:  # `from .. import x`: relative to the file's package
+                base = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                module = f"{base}.{node.module}" if node.module else base
+            else:
+                module = node.module
+            yield module
             for alias in node.names:
-                yield f"{node.module}.{alias.name}"
+                yield f"{module}.{alias.name}"
         for child in ast.iter_child_nodes(node):
             yield from walk(child)
 
@@ -63,6 +80,17 @@ def test_imports_go_down(folder):
         bad += [f"{os.path.relpath(path, ROOT)}: {m}" for m in set(imported_modules(path))
                 if m == "estuary" or any(m == f or m.startswith(f + ".") for f in FORBIDDEN[folder])]
     assert not bad, "imports against the layering:\n" + "\n".join(sorted(bad))
+
+
+def test_relative_imports_are_resolved(tmp_path):
+    """A relative import cannot hide an upward one: `from .. import compiler` in backends/ is
+    estuary.compiler, and `from estuary import Model` names the API package itself."""
+    source = tmp_path / "m.py"
+    source.write_text("from .. import compiler\nfrom .pipeline import run\nfrom estuary import Model\n")
+    got = set(imported_modules(str(source), package="estuary.backends"))
+    assert {"estuary.compiler", "estuary.backends.pipeline.run", "estuary"} <= got, got
+    assert package_of(os.path.join(ROOT, "backends", "llvm_cpu", "host.py")) == "estuary.backends.llvm_cpu"
+    assert package_of(os.path.join(API_DIR, "compiler.py")) == "estuary"
 
 
 def test_api_package_has_no_import_loop():
