@@ -3,5 +3,5 @@
 errors (the one exception hierarchy), dtypes (WebNN names <-> numpy <-> MLIR element types),
 integrity (the .vmfb seal and signature schema), options (CompileOptions, plain data) and
 registry (the one registration primitive). Nothing here imports another estuary package;
-tests/test_layering.py checks it.
+tests/project/test_layering.py checks it.
 """

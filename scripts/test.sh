@@ -29,9 +29,9 @@ fi
 # whole-model tests again, with every optimization pass off
 ESTUARY_OPTIMIZE=0 python -m pytest -n "${ESTUARY_TEST_WORKERS:-2}" \
   tests/ops/test_convolution.py tests/ops/test_pooling.py tests/ops/test_normalization.py tests/ops/test_shape.py \
-  tests/coreml_tests/test_classic_conv.py tests/coreml_tests/test_coreml_example.py tests/nnef_tests/test_conv.py \
-  tests/nnef_tests/test_network.py tests/nnef_tests/test_onnx_conversion.py tests/nnapi_tests/test_mobilenet_quant8.py \
-  tests/test_example.py tests/test_webnn_json.py
+  tests/importers/coreml/test_classic_conv.py tests/importers/coreml/test_coreml_example.py tests/importers/nnef/test_conv.py \
+  tests/importers/nnef/test_network.py tests/importers/nnef/test_onnx_conversion.py tests/importers/nnapi/test_mobilenet_quant8.py \
+  tests/api/test_example.py tests/importers/webnn/test_webnn_json.py
 # the op tests again on Vulkan (lavapipe in CI): every op's numerics on the SPIR-V path
 if [ -n "${ESTUARY_REQUIRE_VULKAN:-}" ] || python -c "import iree.runtime as rt; rt.get_driver('vulkan').create_default_device()" 2>/dev/null; then
   ESTUARY_TEST_TARGET=vulkan-spirv python -m pytest -n "${ESTUARY_TEST_WORKERS:-2}" tests/ops

@@ -9,6 +9,7 @@ import numpy as np
 
 import estuary
 
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the repository
 _MODELS = {}
 
 # ESTUARY_TEST_TARGET=vulkan-spirv runs the op tests that use `run_graph` on that target (CI runs
@@ -178,7 +179,7 @@ def onnx_model_case(model, feeds, where, form):
     import onnxruntime as ort
     import pytest
 
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks"))
+    sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
     import onnx_to_coreml
     import onnx_to_nnef
     import onnx_to_webnn

@@ -64,7 +64,7 @@ def resolve(cpu: str) -> str:
 # The float32 lanes of the vectors IREE 3.13 gives an x86 CPU name (its target's
 # `native_vector_size` / 4) and whether its features hold AVX2 or AVX-512, the CPUs the measured
 # forms and tile rules were made for. Read from IREE's configured target for every name LLVM's
-# x86-64 target lists (2026-11-29; tests/test_host_cpu.py checks a sample against IREE). LLVM's
+# x86-64 target lists (2026-11-29; tests/backends/llvm_cpu/test_host_cpu.py checks a sample against IREE). LLVM's
 # underscore spellings (clang's cpu_dispatch names: icelake_server, skylake_avx512, ...) get only
 # AVX there, and mic_avx512 64-byte vectors without `+avx512f`: IREE's view, kept as it is.
 AVX512 = frozenset("""cannonlake cascadelake cooperlake diamondrapids emeraldrapids graniterapids graniterapids-d

@@ -13,12 +13,14 @@ loads and runs it on zeros, and writes its outcome; the server classifies how it
     error      one EstuaryError: a clean refusal
     internal   an InternalError: clean, but it reports a bug in Estuary
     raw        any other exception left Estuary
-    crash      the process died by a signal or exited without an outcome
+    crash      the process died by a signal or exited without an outcome (the fault handler's
+               Python traceback is in the case's log)
     hang       the case ran past its time (wall clock or CPU)
     oom        the case ran out of its memory limit (MemoryError, bad_alloc)
 """
 from __future__ import annotations
 
+import faulthandler
 import json
 import os
 import resource
@@ -99,6 +101,10 @@ def _child(read_fd: int, done_fd: int, memory: int, cpu: int) -> None:
             os.dup2(log, 1)
             os.dup2(log, 2)
             os.close(log)
+            # a crash's fault-handler report goes to the case's log too: the handler a parent
+            # enabled (pytest's) writes to its own copy of the parent's stderr, so a case crashing
+            # on purpose would print 'Fatal Python error' into the test run's output
+            faulthandler.enable(file=2, all_threads=True)
             outcome, detail = execute(case["format"], case["path"], bool(case.get("lower_only")))
             with open(case["result"], "w") as f:
                 json.dump({"outcome": outcome, "detail": detail}, f)

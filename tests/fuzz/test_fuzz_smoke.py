@@ -49,6 +49,10 @@ def test_runner_classifies_crashes_hangs_and_raw_exceptions(tmp_path, monkeypatc
     got = sorted((r["format"], r["outcome"]) for r in runner.serve(cases, jobs=2, memory=4 << 30, timeout=3,
                                                                     batch=batch))
     assert got == sorted((f, f) for f in kinds)
+    # the crash's fault-handler report is in the case's log, not in this run's output (a green
+    # run must not print 'Fatal Python error')
+    crash = (tmp_path / f"{kinds.index('crash')}.log").read_text(errors="replace")
+    assert "Fatal Python error: Segmentation fault" in crash and "fake_work" in crash, crash
 
 
 @pytest.mark.parametrize("fmt", sorted(mutators.MUTATORS))

@@ -1,4 +1,4 @@
-"""ML Program dynamic-shape tests: silence coremltools' harmless Linux messages before anything imports it."""
+"""ML Program tests: silence coremltools' harmless Linux messages before anything imports it."""
 import logging
 import warnings
 

@@ -11,7 +11,7 @@ import estuary
 from estuary.base.errors import ModelImportError, RuntimeInputError
 from estuary.importers import import_model
 from estuary.importers.nnef.tract_reader import DEFAULT_BOUND
-from nnef_tests.util import write_model
+from tests.importers.nnef.util import write_model
 
 from .exporters import export, relative_error, torch_outputs, tract_outputs
 from .test_torch_to_nnef import Prefill, tiny_llama

@@ -9,7 +9,7 @@ import pytest
 import estuary
 from estuary.base.errors import ModelImportError, UnsupportedOpError
 from estuary.importers import import_model
-from nnef_tests.util import write_model
+from tests.importers.nnef.util import write_model
 
 from .exporters import relative_error, tract_outputs
 
