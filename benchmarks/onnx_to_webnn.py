@@ -16,7 +16,7 @@ import os
 import numpy as np
 from onnx import TensorProto, helper, numpy_helper
 
-from estuary.base.dims import Sym
+from estuary.base.dims import Dim, Sym
 from onnx_shapes import FOLD, Refused, exact_quotient, fold, reshape_target, slice_window, symbolic
 
 # ONNX element type -> WebNN data type (bool tensors are uint8 0/1 in WebNN)
@@ -25,9 +25,13 @@ DATA_TYPES = {TensorProto.FLOAT: "float32", TensorProto.FLOAT16: "float16", Tens
               TensorProto.BOOL: "uint8", TensorProto.UINT32: "uint32"}
 # element-wise ONNX ops that map one to one (inputs named a, b or input)
 UNARY = {"Relu": "relu", "Erf": "erf", "Neg": "neg", "Sqrt": "sqrt", "Sigmoid": "sigmoid", "Tanh": "tanh",
-         "Exp": "exp", "Reciprocal": "reciprocal", "Abs": "abs", "Gelu": "gelu", "Identity": "identity"}
+         "Exp": "exp", "Reciprocal": "reciprocal", "Abs": "abs", "Gelu": "gelu", "Identity": "identity",
+         "HardSwish": "hardSwish", "Softplus": "softplus", "Floor": "floor", "Ceil": "ceil", "Log": "log",
+         "Sin": "sin", "Cos": "cos", "Not": "logicalNot",
+         "IsNaN": "isNaN", "IsInf": "isInfinite"}
 BINARY = {"Add": "add", "Mul": "mul", "Div": "div", "Sub": "sub", "Pow": "pow", "Equal": "equal", "Max": "max",
-          "Min": "min", "MatMul": "matmul"}
+          "Min": "min", "MatMul": "matmul", "Less": "lesser", "LessOrEqual": "lesserOrEqual", "Greater": "greater",
+          "GreaterOrEqual": "greaterOrEqual", "And": "logicalAnd", "Or": "logicalOr", "Xor": "logicalXor"}
 
 
 def _attrs(node):
@@ -82,6 +86,8 @@ class Converter:
         """A tensor's shape: ints, and estuary Dims for dynamic dimensions."""
         if name in self.consts:
             return list(self.consts[name].shape)
+        if name in self.sizes:
+            return list(self.sizes[name].shape)
         if self.builder is None:
             return list(self.shapes[name])
         from estuary.importers.webnn import dynamic
@@ -158,6 +164,14 @@ class Converter:
             self.emit("lstm", [("input", ins[0]), ("weight", self.const(ins[1])),
                                ("recurrentWeight", self.const(ins[2])), ("steps", int(steps)),
                                ("hiddenSize", hidden), ("options", opts)], outs)
+        elif op == "Split":
+            axis = a.get("axis", 0) % self.rank(ins[0])
+            sizes = a.get("split") or (list(self.value(ins[1], "the Split sizes")) if len(ins) > 1 and ins[1] else None)
+            splits = [int(v) for v in sizes] if sizes is not None else len(node.output)
+            self.emit("split", [("input", self.operand(ins[0])), ("splits", splits), ("options", {"axis": axis})],
+                      list(node.output))
+        elif op == "IsInf" and not (a.get("detect_positive", 1) and a.get("detect_negative", 1)):
+            raise ValueError(f"onnx_to_webnn: IsInf of one sign only ({node.name}) has no WebNN form")
         elif not self.convert_movement(op, ins, out, a):
             raise ValueError(f"onnx_to_webnn: unsupported ONNX op {op} ({node.name})")
 
@@ -180,9 +194,18 @@ class Converter:
             self.emit("expand", [("input", scalar), ("newShape", self.dims(target))], out)
         elif op == "Slice":
             self._slice(ins, out)
+        elif op == "Range":
+            self._range(ins, out)
+        elif op == "HardSigmoid":
+            self.emit("hardSigmoid", [("input", ins[0]), ("options", {
+                "alpha": float(a.get("alpha", 0.2)), "beta": float(a.get("beta", 0.5))})], out)
+        elif op == "GatherElements":
+            axis = a.get("axis", 0) % self.rank(ins[0])
+            self.emit("gatherElements", [("input", self.operand(ins[0])), ("indices", self.operand(ins[1])),
+                                         ("options", {"axis": axis})], out)
         elif op == "Gather":
             axis = a.get("axis", 0) % self.rank(ins[0])
-            self.emit("gather", [("input", self.operand(ins[0])), ("indices", self.const(ins[1])),
+            self.emit("gather", [("input", self.operand(ins[0])), ("indices", self.operand(ins[1])),
                                  ("options", {"axis": axis})], out)
         elif op == "Concat":
             axis = a["axis"] % self.rank(ins[0])
@@ -221,6 +244,17 @@ class Converter:
         rest = iter(shape)
         return [1 if i in added else next(rest) for i in range(rank)]
 
+    def _range(self, ins, out):
+        """ONNX Range with a dynamic limit (position ids: arange(seq)): the constant sequence up
+        to the limit's upper bound, sliced to the limit."""
+        start, limit, delta = (self.value(n, "a Range bound").reshape(()).item() for n in ins)
+        if isinstance(start, Dim) or not isinstance(limit, Dim) or delta != 1:
+            raise Refused(f"onnx_to_webnn: Range({start}, {limit}, {delta}): only a dynamic limit with a fixed "
+                          f"start and step 1")
+        dtype = self.consts[ins[0]].dtype if ins[0] in self.consts else np.int64
+        table = self.new_const(np.arange(start, limit.upper(), delta), "range", dtype)
+        self.emit("slice", [("input", table), ("starts", [0]), ("sizes", self.dims([limit - start])), ("options", {})], out)
+
     def _slice(self, ins, out):
         """ONNX Slice on data: per axis [start, end) with a positive step, bounds possibly dynamic."""
         shape = self.shape_of(ins[0])
@@ -243,12 +277,12 @@ class Converter:
     def visit(self, node):
         """Fold the node when its inputs are constants or sizes, else convert it. A constant
         sliced or expanded by dynamic sizes (a rotary table cut to the sequence, a mask grown to
-        [seq, seq]) does not fold: it becomes the data operation."""
+        [seq, seq]) or a fill of a dynamic shape does not fold: it becomes the data operation."""
         if self.foldable(node):
             try:
                 return self.fold(node)
             except Refused:
-                if node.input[0] not in self.consts:
+                if node.input[0] not in self.consts and node.op_type not in ("ConstantOfShape", "Range"):
                     raise
         self.convert_node(node)
 

@@ -16,6 +16,8 @@ python3 -m venv .venv
 . .venv/bin/activate
 python -m pip install -q --upgrade pip
 python -m pip install -q -e '.[test]'
+# torchvision's models for the zoo (tests/zoo); --no-deps keeps the torch the test extras pinned
+python -m pip install -q --no-deps torchvision==0.28.0
 python -m mypy  # type check of the modules listed in pyproject.toml [tool.mypy]
 lit -s lit
 python -m pytest -n "${ESTUARY_TEST_WORKERS:-2}" tests
