@@ -23,10 +23,13 @@ func.func @depthwise(%x: tensor<1x8x8x4xf32>, %w: tensor<4x1x3x3xf32>) -> tensor
 
 // -----
 
-// Other groupings: one convolution per group, concatenated.
+// Other groupings: the windows of each group copied out once ([G, N, OH, OW, KH, KW, C/G], the
+// channel read as g*2 + c), one matrix product batched over the groups.
+// CHECK: affine_map<(d0, d1, d2, d3, d4, d5, d6) -> (d1, d2 + d4, d3 + d5, d0 * 2 + d6)>
 // CHECK-LABEL: func.func @grouped
-// CHECK-COUNT-2: tosa.conv2d
-// CHECK: tosa.concat {{.*}} axis(3)
+// CHECK: linalg.generic {{.*}} outs({{.*}} : tensor<2x1x6x6x3x3x2xf32>)
+// CHECK: tosa.matmul {{.*}} : (tensor<2x36x18xf32>, tensor<2x18x3xf32>, {{.*}}) -> tensor<2x36x3xf32>
+// CHECK-NOT: tosa.conv2d
 func.func @grouped(%x: tensor<1x8x8x4xf32>, %w: tensor<6x2x3x3xf32>) -> tensor<1x6x6x6xf32> {
   %0 = "nn.conv2d"(%x, %w) {groups = 2 : i64, input_layout = "nhwc", operandSegmentSizes = array<i32: 1, 1, 0>} : (tensor<1x8x8x4xf32>, tensor<6x2x3x3xf32>) -> tensor<1x6x6x6xf32>
   return %0 : tensor<1x6x6x6xf32>

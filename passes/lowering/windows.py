@@ -65,17 +65,24 @@ def conv2d(x: Value, weight_ohwi: Value, bias: Value, pad: Sequence[int], stride
     return C.reshape(y, [nb, out_hw[0], out_hw[1], o])
 
 
-def window_columns(x: Value, shape: Sequence[dims.Value], strides: Sequence[int], dilations: Sequence[int]) -> Value:
+def window_columns(x: Value, shape: Sequence[dims.Value], strides: Sequence[int], dilations: Sequence[int],
+                   groups: int = 1) -> Value:
     """The [N, OH, OW, KH, KW, C] windows of NHWC `x` as one copy (a linalg.generic reading
     x[n, oh*sh + i*dh, ow*sw + j*dw, c]), which IREE compiles as one dispatch where a slice per
-    tap and a concatenation were one copy each."""
-    d = [ir.AffineDimExpr.get(i) for i in range(6)]
-    read = ir.AffineMap.get(6, 0, [d[0], d[1] * strides[0] + d[3] * dilations[0],
-                                   d[2] * strides[1] + d[4] * dilations[1], d[5]])
+    tap and a concatenation were one copy each. With `groups`, the windows of each channel group
+    come first: [G, N, OH, OW, KH, KW, C/G] (reading channel g*C/G + c)."""
+    n, oh, ow, kh, kw, c = shape
+    rank = 7 if groups > 1 else 6
+    d = [ir.AffineDimExpr.get(i) for i in range(rank)]
+    g, rest = (d[0], d[1:]) if groups > 1 else (None, d)
+    channel = rest[5] if g is None else g * (c // groups) + rest[5]
+    read = ir.AffineMap.get(rank, 0, [rest[0], rest[1] * strides[0] + rest[3] * dilations[0],
+                                      rest[2] * strides[1] + rest[4] * dilations[1], channel])
+    out_shape = list(shape) if groups == 1 else [groups, n, oh, ow, kh, kw, c // groups]
     el = C.element_of(x)
-    op = linalg.GenericOp([C.tensor_type(shape, el)], [x], [C.empty(shape, el)],
-                          ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in (read, ir.AffineMap.get_identity(6))]),
-                          ir.ArrayAttr.get([ir.Attribute.parse(C.PARALLEL)] * 6))
+    op = linalg.GenericOp([C.tensor_type(out_shape, el)], [x], [C.empty(out_shape, el)],
+                          ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in (read, ir.AffineMap.get_identity(rank))]),
+                          ir.ArrayAttr.get([ir.Attribute.parse(C.PARALLEL)] * rank))
     block = op.regions[0].blocks.append(el, el)
     with ir.InsertionPoint(block):
         linalg.YieldOp([block.arguments[0]])

@@ -53,6 +53,10 @@ def _compare(got, ref_f32, dtype, n):
     {"dilations": (2, 3), "padding": (2, 2, 3, 3)},
     {"bias": False},
     {"groups": 2},
+    # grouped (not depthwise): one grouped convolution over [N, H, W, G, C/G] in the lowering
+    {"groups": 3, "cin": 6, "cout": 9, "padding": (0, 2, 1, 0), "strides": (2, 1), "dilations": (1, 2)},
+    {"groups": 4, "cin": 8, "cout": 8, "k": (1, 1), "strides": (2, 2)},
+    {"groups": 2, "cin": 4, "cout": 6, "bias": False, "padding": (1, 1, 1, 1), "dtype": np.float16},
     {"groups": 4, "cin": 4, "cout": 8},  # depthwise, multiplier 2
     {"groups": 4, "cin": 4, "cout": 4, "strides": (2, 2), "padding": (1, 1, 1, 1)},
     {"k": (1, 1)},
