@@ -3,6 +3,7 @@ phases around the retuning of its tile choices (llvm_cpu/phases.py). Used by est
 and by the reduced-precision child process (precision.py)."""
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -20,6 +21,16 @@ from estuary.base.errors import CompileError
 # limits in retune.py cannot reach that choice, so such a compile is retried once without
 # data tiling (docs/design.md, "llvm-cpu").
 _TILE_LIMITS = ("operations with large vector sizes", "exceeded stack allocation limit")
+
+
+def layers_of(location: str) -> str:
+    """An IREE diagnostic's location as the model's layers it names (`layer 'conv_3'`, `layers
+    'where_45', 'softmax_43'`): the importers name each op's location after its source layer; the
+    model file is said once, in the error's first line. The raw location when it names none."""
+    names = list(dict.fromkeys(re.findall(r'"([^"]+)"\(', location)))
+    if not names:
+        return location
+    return ("layer " if len(names) == 1 else "layers ") + ", ".join(f"'{n}'" for n in names)
 
 
 def _execute(session: Any, module_op: Any, context: Any, options: CompileOptions,
@@ -46,7 +57,7 @@ def run_iree(session: Any, module_op: Any, context: Any, flags: Sequence[str], o
     diagnostics = []
 
     def collect(d: Any) -> bool:
-        diagnostics.append(f"{d.location}: {d.message}")
+        diagnostics.append(f"{layers_of(str(d.location))}: {d.message}")
         return True
 
     handler = context.attach_diagnostic_handler(collect)
