@@ -57,7 +57,8 @@ def run_iree(session: Any, module_op: Any, context: Any, flags: Sequence[str], o
     diagnostics = []
 
     def collect(d: Any) -> bool:
-        diagnostics.append(f"{layers_of(str(d.location))}: {d.message}")
+        message = re.sub(r"#hal\.executable\.target<.*", "(its target)", str(d.message))  # a long attribute
+        diagnostics.append(f"{layers_of(str(d.location))}: {message}")
         return True
 
     handler = context.attach_diagnostic_handler(collect)

@@ -4,6 +4,7 @@ root op by its shape and indexing maps (or by the marks of contract.py), reads I
 `executable-configurations` phase and code generation (phases.py), with the vector lanes and
 worker count of the compile options (the limits on every CPU, the measured rules on AVX-512 and
 AVX2)."""
+import math
 import re
 
 from iree.compiler import ir
@@ -191,21 +192,25 @@ def _tile_whole_row_packs(ops):
 
 
 def _bound_reduction_rows(ops):
-    """Apply `reduction_rows` to a dispatch rooted at a 2-D row reduction: the root's workgroup
-    rows and every op's vector rows. Returns 1 when something changed."""
+    """Apply `reduction_rows` to a dispatch rooted at a reduction over its innermost loop (a
+    LayerNorm over [rows, width], or over [H, W, width] as in Swin's windowed blocks): the root's
+    workgroup rows and every op's vector rows, counted over the loops before the reduced one.
+    Returns 1 when something changed."""
     configs = {id(op): str(op.attributes["lowering_config"]) for op in ops}
     roots = [op for op in ops if "distribution" in configs[id(op)] and "vector_reduction" in configs[id(op)]]
-    if len(roots) != 1 or op_rank(roots[0]) != 2:
+    if len(roots) != 1 or op_rank(roots[0]) < 2:
         return 0
     root = roots[0]
+    lead = op_rank(root) - 1  # the loops before the reduced one
     text = configs[id(root)]
     dist, vec = _ints(text, "distribution"), _ints(text, "vector_common_parallel")
     width = _shape(root.operands[0])
-    if not dist or not vec or width is None or len(width) != 2 or dist[1] or vec[1]:
+    if not dist or not vec or width is None or len(width) != lead + 1 or dist[lead] or vec[lead] \
+            or not all(dist[:lead]) or not all(vec[:lead]):
         return 0
     values = sum(1 for op in ops if (_shape(op.results[0]) or [0]) and len(_shape(op.results[0]) or []) != 1
                  and op is not root)
-    choice = reduction_rows(width[1], dist[0], vec[0], values)
+    choice = reduction_rows(width[lead], math.prod(dist[:lead]), math.prod(vec[:lead]), values)
     if choice is None:
         return 0
     rows, step = choice
@@ -213,11 +218,22 @@ def _bound_reduction_rows(ops):
         tiles = _tiles(configs[id(op)])
         common = tiles.get("vector_common_parallel")
         if op is root:
-            tiles["distribution"] = [rows] + tiles["distribution"][1:]
-        if op.name != "linalg.pack" and common and common[0] > step:
-            tiles["vector_common_parallel"] = [step] + common[1:]
+            tiles["distribution"] = _within(dist[:lead], rows) + dist[lead:]
+        if op.name != "linalg.pack" and common and math.prod(t for t in common[:lead] if t) > step:
+            tiles["vector_common_parallel"] = _within(common[:lead], step) + common[lead:]
         op.attributes["lowering_config"] = _lowering_config(tiles)
     return 1
+
+
+def _within(tiles, limit):
+    """Tiles over the leading loops whose product is at most `limit`, taken from the innermost
+    loop outwards (a 0, an untiled loop, stays)."""
+    out = list(tiles)
+    for i in reversed(range(len(out))):
+        if out[i]:
+            out[i] = min(out[i], limit)
+            limit = max(1, limit // out[i])
+    return out
 
 
 def op_rank(op):

@@ -69,3 +69,48 @@ def test_prenorm_transformer_compiles_for(prenorm, cpu, flags, needs):
     ref = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run([out], feeds)[0]
     got = estuary.load(art).run(feeds)[out]
     np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-4)
+
+
+def test_leading_rows_are_bounded_in_order():
+    """The rows of a reduction over [H, W, width] are counted over both leading loops and cut from
+    the innermost one outwards; an untiled loop (0) stays untiled."""
+    from estuary.backends.llvm_cpu.retune import _within
+
+    assert _within([8, 28], 4) == [1, 4]
+    assert _within([8, 28], 56) == [2, 28]
+    assert _within([16], 8) == [8]
+    assert _within([0, 28], 4) == [0, 4]
+
+
+def test_windowed_layernorm_compiles():
+    """Swin-T's shifted-window block: a roll (a gather in the ML Program coremltools writes), a
+    residual add and a LayerNorm over [1, 56, 56, 96] feeding a data-tiled product, fused by IREE
+    into one dispatch rooted at a 3-loop reduction whose 224 workgroup rows overflowed IREE's stack
+    on AVX-512 (as Swin-T did, 90304 bytes); its rows are now bounded like a 2-D LayerNorm's.
+    Compared with torch."""
+    torch = pytest.importorskip("torch")
+    ct = pytest.importorskip("coremltools")
+
+    class Block(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.norm = torch.nn.LayerNorm(96)
+            self.fc = torch.nn.Linear(96, 384)
+
+        def forward(self, x, y):
+            s = torch.roll(x, shifts=(-3, -3), dims=(1, 2)) + y
+            return self.fc(self.norm(s)).sum(-1, keepdim=True) + s
+
+    torch.manual_seed(0)
+    block = Block().eval()
+    with torch.no_grad():
+        block.norm.weight.normal_()
+        block.norm.bias.normal_()
+    x, y = (torch.randn(1, 56, 56, 96) for _ in range(2))
+    traced = torch.jit.trace(block, (x, y))
+    ml = ct.convert(traced, inputs=[ct.TensorType(name="x", shape=x.shape), ct.TensorType(name="y", shape=y.shape)],
+                    convert_to="mlprogram", compute_precision=ct.precision.FLOAT32, minimum_deployment_target=ct.target.iOS15)
+    got = list(estuary.load(estuary.compile(ml)).run({"x": x.numpy(), "y": y.numpy()}).values())[0]
+    with torch.no_grad():
+        want = block(x, y).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
