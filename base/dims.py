@@ -329,10 +329,10 @@ def value(v: object) -> Value:
     """`v` (an int, numpy integer or Dim) as a dimension value; DimError otherwise."""
     if isinstance(v, Dim):
         return v
-    try:
-        if isinstance(v, bool) or float(v) != int(v):  # type: ignore[arg-type]
+    try:  # any object: float() and int() raise TypeError for what they cannot convert
+        if isinstance(v, bool) or float(v) != int(v):  # type: ignore[arg-type, call-overload]
             raise DimError(f"{v!r} is not a whole number")
-        return int(v)  # type: ignore[call-overload, no-any-return]
+        return int(v)  # type: ignore[call-overload]
     except (TypeError, ValueError, OverflowError):
         raise DimError(f"{v!r} is not a dimension") from None
 

@@ -8,8 +8,8 @@ import math
 import numpy as np
 
 from estuary.base import dtypes
-from estuary.dialects.core import (DType, Float, TensorSpec, broadcast_shapes, check, dtype_in,
-                                   nn_op, same_dtype)
+from estuary.dialects.core import (DType, Float, ReferenceFn, TensorSpec, broadcast_shapes, check,
+                                   dtype_in, nn_op, same_dtype)
 
 SIGNED_NUMERIC = ("float32", "float16", "int32", "int64", "int8")
 
@@ -35,7 +35,7 @@ def _pow(a, b):
         return np.power(a.astype(np.float64), b.astype(np.float64)).astype(a.dtype)
 
 
-BINARY = {
+BINARY: dict[str, ReferenceFn] = {
     "add": np.add,
     "sub": np.subtract,
     "mul": np.multiply,
@@ -101,7 +101,7 @@ def logical_not(a):
 _erf = np.vectorize(math.erf, otypes=[np.float64])
 
 # name -> (allowed dtypes or None for any, numpy reference)
-UNARY = {
+UNARY: dict[str, tuple[tuple[str, ...] | None, ReferenceFn]] = {
     "abs": (SIGNED_NUMERIC, np.abs),
     "ceil": (dtypes.FLOATS, np.ceil),
     "cos": (dtypes.FLOATS, np.cos),

@@ -24,7 +24,7 @@ for _name, _fn in {"sinh": _np.sinh, "cosh": _np.cosh, "asin": _np.arcsin, "acos
 
 # --- Core ML (sign, round, exp2, modBroadcastable, floorDivBroadcastable): float element-wise ops
 from estuary.dialects.core import TensorSpec as _TensorSpec, broadcast_shapes as _broadcast_shapes  # noqa: E402
-from estuary.dialects.core import same_dtype as _same_dtype  # noqa: E402
+from estuary.dialects.core import ReferenceFn as _ReferenceFn, same_dtype as _same_dtype  # noqa: E402
 
 
 def _round_half_even(x):
@@ -44,8 +44,9 @@ def _floor_mod(a, b):
     return _np.where((r != 0) & ((r < 0) != (b < 0)), r + b, r)
 
 
-for _name, _fn in {"round": _round_half_even, "exp2": _np.exp2}.items():
-    _nn_op(_name, ["input"], reference=_ref64(_fn), dynamic=True)(_float_unary)
+_IN_FLOAT64: dict[str, _ReferenceFn] = {"round": _round_half_even, "exp2": _np.exp2}
+for _name, _rfn in _IN_FLOAT64.items():
+    _nn_op(_name, ["input"], reference=_ref64(_rfn), dynamic=True)(_float_unary)
 
 
 @_nn_op("sign", ["input"], reference=lambda x: _np.sign(x).astype(x.dtype), dynamic=True)

@@ -1,5 +1,6 @@
 """nn ops: data movement (WebNN reshape, transpose, concat, slice, split, pad, expand, gather,
 triangular — §7.7.9, 16, 17, 31, 37, 39, 43, 45, 46). All dtypes; results are exact copies."""
+from collections.abc import Sequence
 import math
 
 import numpy as np
@@ -50,7 +51,7 @@ def transpose(input, permutation):
 
 @nn_op("concat", ["inputs*"], {"axis": Int()},
        reference=lambda xs, axis: np.concatenate(xs, axis=axis), dynamic=True)
-def concat(inputs, axis):
+def concat(inputs: Sequence[TensorSpec], axis: int) -> TensorSpec:
     """Join tensors along `axis`; other dimensions must match."""
     check(len(inputs) > 0, "needs at least one input")
     first = inputs[0]

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 import enum
 import json
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -21,6 +21,13 @@ if TYPE_CHECKING:
     from _typeshed import ReadableBuffer
 
 Array = npt.NDArray[Any]
+
+
+class ReadableMemory(Protocol):
+    """What `set_operand_value_from_memory` reads from: the API's ANeuralNetworksMemory
+    (estuary.nnapi.Memory; the importers do not import the API layer)."""
+
+    def read(self, offset: int, length: int) -> bytes: ...
 
 
 class OperandCode(enum.IntEnum):
@@ -233,7 +240,8 @@ class Model:
         op.value = arr.reshape(op.dimensions if op.is_tensor else ())
         op.omitted = False
 
-    def set_operand_value_from_memory(self, index: int, memory: Memory | None, offset: int, length: int) -> None:
+    def set_operand_value_from_memory(self, index: int, memory: ReadableMemory | None, offset: int,
+                                      length: int) -> None:
         self._modifiable()
         if memory is None:
             raise NNAPIError(ResultCode.UNEXPECTED_NULL, "memory is NULL")

@@ -13,7 +13,7 @@ is unchanged.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeAlias
 
 from iree.compiler import ir
 from iree.compiler.dialects import arith, tensor, util
@@ -24,7 +24,7 @@ from estuary.dialects.core import dims_encoding, mlir_shape, shape_of_type
 from estuary.dialects.graph import read_dims
 
 DYNAMIC = ir.ShapedType.get_dynamic_size
-Size = int | ir.Value  # a dimension in the lowering: a constant, or an `index` value
+Size: TypeAlias = int | ir.Value  # a dimension in the lowering: a constant, or an `index` value
 
 
 class Symbols:

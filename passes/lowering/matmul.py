@@ -7,11 +7,13 @@ own way (`Forms.one_row_product`: llvm-cpu's column-vector and row forms).
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 import math
 
 from iree.compiler import ir
 from iree.compiler.dialects import arith, tosa
 
+from estuary.base import dims
 from estuary.dialects.ops.matmul import as_dtype
 from estuary.passes.lowering import RuleContext, lowering
 from estuary.passes.lowering import common as C
@@ -38,7 +40,8 @@ def _zero_point(v):
     return C.zero_point("float16" if C.element_of(v) == ir.F16Type.get() else "float32")
 
 
-def batched_matmul(ctx: RuleContext, a: ir.Value, b: ir.Value, batch: list[int], forms: Forms = GENERIC) -> ir.Value:
+def batched_matmul(ctx: RuleContext, a: ir.Value, b: ir.Value, batch: Sequence[dims.Value],
+                   forms: Forms = GENERIC) -> ir.Value:
     """[..., M, K] x [..., K, N] with the batch dims broadcast to `batch`; float32 result (`ctx`: the
     rule's context, `forms`: the target's forms).
 
@@ -63,8 +66,8 @@ def batched_matmul(ctx: RuleContext, a: ir.Value, b: ir.Value, batch: list[int],
 
 @lowering("matmul")
 def lower_matmul(n: RuleContext, forms: Forms = GENERIC) -> ir.Value:
-    batch = n.out.shape[:-2]
-    return _narrow(batched_matmul(n, *n.inputs, batch, forms), n.out)
+    a, b = n.inputs
+    return _narrow(batched_matmul(n, a, b, n.out.shape[:-2], forms), n.out)
 
 
 def _scaled(v, factor):

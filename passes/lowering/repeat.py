@@ -33,9 +33,11 @@ def _repeat(reshape: ir.Operation) -> tuple[ir.Value, int, int] | None:
     if len(src) != len(mid) or len(out) != len(mid) - 1 or src[0] != mid[0]:
         return None
     diff = [i for i, (a, b) in enumerate(zip(src, mid)) if a != b]
-    if len(diff) != 1 or src[diff[0]] != 1 or diff[0] == 0 or not isinstance(mid[diff[0]], int):
+    if len(diff) != 1 or src[diff[0]] != 1 or diff[0] == 0:
         return None
     axis, times = diff[0] - 1, mid[diff[0]]
+    if not isinstance(times, int):
+        return None
     merged = list(mid[:axis]) + [mid[axis] * times] + list(mid[axis + 2:])
     if list(out) != merged or not isinstance(mid[axis], int) or TensorSpec.of_type(reshape.results[0].type).static:
         return None

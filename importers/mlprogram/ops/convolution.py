@@ -3,22 +3,27 @@ convolutions over the kernel's depth; pad_type valid, same, same_lower, custom; 
 dilations; conv_transpose's output_shape)."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from estuary.base import dims
 from estuary.importers.mlprogram.ops import OPS
 from estuary.importers.mlprogram.ops.shape import shape_of
 
 
-def same_pad(size: int, kernel: int, stride: int, dilation: int, lower: bool) -> tuple[int, int]:
+def same_pad(size: dims.Value, kernel: dims.Value, stride: int, dilation: int, lower: bool) -> tuple[int, int]:
+    """(begin, end) padding of `size`; a dynamic size gets it when the total does not depend on it
+    (a stride of 1), else `max` on the dynamic total raises DimError."""
     out = -(-size // stride)
-    total = max(0, (out - 1) * stride + (kernel - 1) * dilation + 1 - size)
+    total = int(max(0, (out - 1) * stride + (kernel - 1) * dilation + 1 - size))
     small = total // 2
     return (total - small, small) if lower else (small, total - small)
 
 
-def spatial_params(c: Any, op: Any, sizes: list[int], kernel: list[int], transposed: bool = False) -> tuple:
+def spatial_params(c: Any, op: Any, sizes: Sequence[dims.Value], kernel: Sequence[dims.Value],
+                   transposed: bool = False) -> tuple:
     """(strides, dilations, [begin..., end...] padding) for the spatial axes."""
     n = len(sizes)
     strides = c.ints(op, "strides", None) or [1] * n

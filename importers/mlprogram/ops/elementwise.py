@@ -18,14 +18,16 @@ from estuary.importers.mlprogram.ops import OPS
 from estuary.importers.mlprogram.symbolic import NotSymbolic, SymArray
 from estuary.importers.mlprogram.values import DTYPE_NAMES, nn_dtype, numpy_dtype
 
-_BINARY = {"add": ("add", np.add), "sub": ("sub", np.subtract), "mul": ("mul", np.multiply),
-           "real_div": ("div", np.true_divide), "pow": ("pow", np.power), "maximum": ("max", np.maximum),
-           "minimum": ("min", np.minimum), "floor_div": ("floor_div", np.floor_divide), "mod": ("mod", np.mod)}
-_COMPARE = {"equal": ("equal", np.equal), "greater": ("greater", np.greater),
-            "greater_equal": ("greater_or_equal", np.greater_equal), "less": ("lesser", np.less),
-            "less_equal": ("lesser_or_equal", np.less_equal)}
-_LOGICAL = {"logical_and": ("logical_and", np.logical_and), "logical_or": ("logical_or", np.logical_or),
-            "logical_xor": ("logical_xor", np.logical_xor)}
+_MILOps = dict[str, tuple[str, np.ufunc]]  # MIL op -> (nn op, numpy function folding constants)
+_BINARY: _MILOps = {"add": ("add", np.add), "sub": ("sub", np.subtract), "mul": ("mul", np.multiply),
+                    "real_div": ("div", np.true_divide), "pow": ("pow", np.power), "maximum": ("max", np.maximum),
+                    "minimum": ("min", np.minimum), "floor_div": ("floor_div", np.floor_divide),
+                    "mod": ("mod", np.mod)}
+_COMPARE: _MILOps = {"equal": ("equal", np.equal), "greater": ("greater", np.greater),
+                     "greater_equal": ("greater_or_equal", np.greater_equal), "less": ("lesser", np.less),
+                     "less_equal": ("lesser_or_equal", np.less_equal)}
+_LOGICAL: _MILOps = {"logical_and": ("logical_and", np.logical_and), "logical_or": ("logical_or", np.logical_or),
+                     "logical_xor": ("logical_xor", np.logical_xor)}
 
 
 def both_const(a: Any, b: Any) -> bool:
@@ -54,7 +56,7 @@ def _int_div(c: Any, nn_name: str, a: Any, b: Any) -> Any:
     return c.op("cast", [c.op(nn_name, [fa, fb])], to=c.spec(a).dtype)
 
 
-def _binary(mil: str, nn_name: str, fn: Any) -> None:
+def _binary(mil: str, nn_name: str, fn: np.ufunc) -> None:
     @OPS.op(mil)
     def convert(c: Any, op: Any) -> Any:
         a, b = c.arg(op, "x"), c.arg(op, "y")
@@ -75,7 +77,7 @@ def _binary(mil: str, nn_name: str, fn: Any) -> None:
         return c.op(nn_name, [a, b])
 
 
-def _predicate(mil: str, nn_name: str, fn: Any) -> None:
+def _predicate(mil: str, nn_name: str, fn: np.ufunc) -> None:
     """A comparison or logical op of x and y: folded with `fn` when both are constants."""
     @OPS.op(mil)
     def convert(c: Any, op: Any) -> Any:

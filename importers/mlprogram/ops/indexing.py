@@ -72,7 +72,7 @@ def _batched_gather(c: Any, x: Any, idx: Any, b: int, axis: int) -> Any:
     """gather with batch_dims b: out[B, pre, I, post] = x[B, pre, idx[B, I], post]. The batch
     axes and the gathered axis are merged into one axis of batch * extent rows, gathered once."""
     xs, ids = shape_of(c, x), shape_of(c, idx)
-    batch, extent = int(np.prod(xs[:b])), xs[axis]
+    batch, extent = int(dims.prod(xs[:b])), int(xs[axis])  # offsets are constants: fixed sizes
     pre, post, inner = xs[b:axis], xs[axis + 1:], ids[b:]
     x = c.reshape(c.value(x), [batch] + xs[b:])
     a = 1 + len(pre)  # the gathered axis in x
@@ -106,11 +106,11 @@ def convert_gather_nd(c: Any, op: Any) -> Any:
         return c.op("gather_nd", [x, index_value(c, idx)])
     xs, ids = shape_of(c, x), shape_of(c, idx)
     c.check(len(ids) > b and b + ids[-1] <= len(xs), f"indices {ids} do not fit x {xs} with batch_dims {b}")
-    batch = int(np.prod(xs[:b]))
+    batch = int(dims.prod(xs[:b]))
     x = c.reshape(x, [batch] + xs[b:])
     idx = c.reshape(index_value(c, idx), [batch] + ids[b:])
     rows = np.broadcast_to(np.arange(batch, dtype=np.int32).reshape([batch] + [1] * (len(ids) - b)),
-                           [batch] + ids[b:-1] + [1])
+                           [batch] + [int(d) for d in ids[b:-1]] + [1])
     y = c.op("gather_nd", [x, c.op("concat", [[c.const(np.ascontiguousarray(rows), "int32"), idx]],
                                    axis=len(ids) - b)])
     return c.reshape(y, ids[:-1] + xs[b + ids[-1]:])
@@ -236,7 +236,7 @@ def convert_topk(c: Any, op: Any) -> Any:
     x = c.x(op)
     shape = shape_of(c, x)
     axis = axis_of(c, int(c.scalar(op, "axis", -1)), len(shape))
-    k = int(c.scalar(op, "k", 1))
+    k: dims.Value = int(c.scalar(op, "k", 1))
     if k == -1 and c.opset >= 16:
         k = shape[axis]
     c.check(1 <= k <= shape[axis], f"k = {k} is out of range for a dimension of {shape[axis]}")
@@ -296,7 +296,7 @@ def convert_non_maximum_suppression(c: Any, op: Any) -> Any:
     kept = c.reshape(c.op("greater_or_equal", [idx, c.const(np.asarray(0, np.int32), "int32")]), [bs[0], m, 1])
     idx3 = c.reshape(idx, [bs[0], m, 1])
 
-    def pick(data: Any, width: int) -> Any:
+    def pick(data: Any, width: dims.Value) -> Any:
         got = c.op("gather_elements", [data, c.op("expand", [idx3], new_shape=[bs[0], m, width])], axis=1)
         return c.op("where", [kept, got, c.const(np.asarray(0, np.float32))])
 

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from estuary.base import dims
 from estuary.importers.mlprogram.ops import OPS
 from estuary.importers.mlprogram.ops.shape import is_const, shape_of, transpose
 
@@ -93,7 +94,7 @@ def convert_einsum(c: Any, op: Any) -> Any:
     c.check(set(out) == set(batch + left + right), f"einsum {eq!r}: output labels must come from the operands")
     a = transpose(c, a, [ta.index(ch) for ch in batch + left + contract])
     b = transpose(c, b, [tb.index(ch) for ch in batch + contract + right])
-    n = lambda labels: int(np.prod([size[ch] for ch in labels]))  # noqa: E731
+    n = lambda labels: int(dims.prod(size[ch] for ch in labels))  # noqa: E731
     a = c.reshape(a, [n(batch), n(left), n(contract)])
     b = c.reshape(b, [n(batch), n(contract), n(right)])
     y = c.reshape(c.op("matmul", [a, b]), [size[ch] for ch in batch + left + right])

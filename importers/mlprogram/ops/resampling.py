@@ -45,8 +45,8 @@ def bilinear(c: Any, x: Any, mode: str, out_h: int, out_w: int) -> Any:
     shape = shape_of(c, x)
     c.check(len(shape) >= 3, f"x must have rank >= 3, got {shape}")
     c.check(out_h >= 1 and out_w >= 1, f"the output size {out_h} x {out_w} must be positive")
-    y = _lerp_axis(c, x, len(shape) - 2, grid(mode, shape[-2], out_h))
-    return _lerp_axis(c, y, len(shape) - 1, grid(mode, shape[-1], out_w))
+    y = _lerp_axis(c, x, len(shape) - 2, grid(mode, int(shape[-2]), out_h))
+    return _lerp_axis(c, y, len(shape) - 1, grid(mode, int(shape[-1]), out_w))
 
 
 def nearest(c: Any, x: Any, out_h: int, out_w: int) -> Any:
@@ -54,7 +54,7 @@ def nearest(c: Any, x: Any, out_h: int, out_w: int) -> Any:
     c.check(len(shape) >= 3, f"x must have rank >= 3, got {shape}")
     c.check(out_h >= 1 and out_w >= 1, f"the output size {out_h} x {out_w} must be positive")
     for axis, n in ((len(shape) - 2, out_h), (len(shape) - 1, out_w)):
-        size = shape[axis]
+        size = int(shape[axis])
         idx = np.minimum(np.floor(np.arange(n) * size / n).astype(np.int64), size - 1)
         if n != size or np.any(idx != np.arange(n)):
             x = c.op("gather", [x, c.const(idx.astype(np.int32), "int32")], axis=axis)
@@ -64,7 +64,7 @@ def nearest(c: Any, x: Any, out_h: int, out_w: int) -> Any:
 def _scaled(c: Any, op: Any, x: Any) -> tuple[int, int]:
     h, w = shape_of(c, x)[-2:]
     sh, sw = _factors(c, op)
-    return int(np.floor(h * sh)), int(np.floor(w * sw))
+    return int(np.floor(int(h) * sh)), int(np.floor(int(w) * sw))
 
 
 def _factors(c: Any, op: Any) -> tuple[float, float]:
@@ -142,7 +142,7 @@ def convert_resize(c: Any, op: Any) -> Any:
     if n == 1:
         from estuary.importers.coreml.ops.resampling import _lerp_axis as lerp
 
-        return lerp(c, x, len(xs) - 1, grid(sampling, xs[-1], w))
+        return lerp(c, x, len(xs) - 1, grid(sampling, int(xs[-1]), w))
     return bilinear(c, x, sampling, h, w)
 
 
@@ -221,6 +221,7 @@ def resample(c: Any, op: Any, x: Any, coords: Any) -> Any:
     align = bool(c.scalar(op, "align_corners", op.type == "affine"))
     n = ho * wo
     cx, cy = (c.reshape(v, [b, 1, n]) for v in c.op("split", [coords], splits=[1, 1], axis=3))
+    h, w = int(h), int(w)  # pixel arithmetic on the image's sizes: a dynamic one raises DimError
     px, py = _pixel(c, cx, w, mode, align), _pixel(c, cy, h, mode, align)
     flat = c.reshape(x, [b, ch, h * w])
 
@@ -256,7 +257,7 @@ def _box_points(c: Any, x: Any, axis: int, lo: Any, hi: Any, n: int, mode: str, 
     """Bilinear samples of x at n points placed evenly on [lo, hi] (run-time pixel positions) along
     `axis` (one point: the centre for STRICT_ALIGN_CORNERS, the start for ALIGN_CORNERS). Points
     outside the image give `pad` (iOS16+), or are clamped to it (iOS15, as the NeuralNetwork layer)."""
-    size = shape_of(c, x)[axis]
+    size = int(shape_of(c, x)[axis])
     frac = np.asarray([0.5 if mode == "STRICT" else 0.0] if n == 1 else np.arange(n) / (n - 1), np.float32)
     pts = c.op("add", [lo, c.op("mul", [c.op("sub", [hi, lo]), c.const(frac)])])
     clamped = c.op("clamp", [pts], min_value=0.0, max_value=float(size - 1))
@@ -297,8 +298,9 @@ def convert_crop_resize(c: Any, op: Any) -> Any:
     pad = float(c.scalar(op, "pad_value", 0.0)) if c.opset >= 16 else None
     if c.opset >= 17:
         table = c.x(op, "boxes")
-        n = shape_of(c, table)[0]
-        c.check(shape_of(c, table) == [n, 4], f"boxes must be [N, 4], got {shape_of(c, table)}")
+        rows = shape_of(c, table)[0]
+        c.check(shape_of(c, table) == [rows, 4], f"boxes must be [N, 4], got {shape_of(c, table)}")
+        n = int(rows)  # the boxes are cropped one by one: a fixed count (a dynamic one raises DimError)
         idx = c.x(op, "box_indices") if c.has(op, "box_indices") else c.const(np.arange(n, dtype=np.int32), "int32")
         width = 4
     else:
@@ -306,9 +308,10 @@ def convert_crop_resize(c: Any, op: Any) -> Any:
         rs = shape_of(c, roi)
         c.check(len(rs) == 5 and rs[1] == 1 and rs[2] in (4, 5) and rs[3:] == [1, 1],
                 f"roi must be [N, 1, 4 or 5, 1, 1], got {rs}")
-        n, width = rs[0], rs[2]
+        width = int(rs[2])  # 4 or 5 (checked above)
         c.check(width == 4 or bsz == 1, "a box batch index with a batch of more than one image is ambiguous "
                                         "(coremltools declares the result [N, B, C, h, w] all the same)")
+        n = int(rs[0])  # the boxes are cropped one by one: a fixed count (a dynamic one raises DimError)
         table = c.reshape(roi, [n, width])
         idx = None
     outs = []
@@ -330,7 +333,7 @@ def convert_crop_resize(c: Any, op: Any) -> Any:
         else:
             y1, x1, y2, x2 = a0, a1, b0, b1
         if bool(c.scalar(op, "normalized_coordinates", False)):
-            sy, sx = f32(c, h - 1), f32(c, w - 1)
+            sy, sx = f32(c, int(h) - 1), f32(c, int(w) - 1)
         else:
             sy = sx = f32(c, float(c.scalar(op, "spatial_scale", 1.0)))
         y1, y2, x1, x2 = (c.op("mul", [v, s]) for v, s in ((y1, sy), (y2, sy), (x1, sx), (x2, sx)))

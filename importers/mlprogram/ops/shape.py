@@ -159,13 +159,13 @@ def convert_split(c: Any, op: Any) -> Any:
     axis = axis_of(c, int(c.scalar(op, "axis")), len(shape))
     sizes = c.ints(op, "split_sizes", None)
     c.check(not isinstance(shape[axis], Dim), f"cannot split the dynamic dimension {shape[axis]} (axis {axis})")
+    dim = int(shape[axis])  # static (checked above)
     if sizes is None:
         n = int(c.scalar(op, "num_splits"))
         c.check(n > 0, f"num_splits must be positive, got {n}")
-        size = -(-shape[axis] // n)
-        sizes = [size] * (shape[axis] // size) + ([shape[axis] % size] if shape[axis] % size else [])
-    c.check(sum(sizes) == shape[axis] and all(s > 0 for s in sizes),
-            f"split sizes {sizes} do not add up to {shape[axis]}")
+        size = -(-dim // n)
+        sizes = [size] * (dim // size) + ([dim % size] if dim % size else [])
+    c.check(sum(sizes) == dim and all(s > 0 for s in sizes), f"split sizes {sizes} do not add up to {dim}")
     if is_const(x):
         return np.split(x, np.cumsum(sizes)[:-1], axis=axis)
     if isinstance(x, SymArray):
@@ -222,9 +222,10 @@ def _masks(c: Any, op: Any, key: str, rank: int) -> list[bool]:
 def _declared_static(c: Any, op: Any) -> list[int]:
     """The static shape the program declares for the op's result (a run-time window's size)."""
     tt = values.tensor_type(op.proto.outputs[0].type, c.pb)
-    if tt is None or any(d is None for d in tt[1]):
+    static = [] if tt is None else [d for d in tt[1] if d is not None]
+    if tt is None or len(static) != len(tt[1]):
         c.fail("with a run-time begin, the result's shape must be static")
-    return [int(d) for d in tt[1]]  # type: ignore[arg-type]
+    return static
 
 
 def _bound(c: Any, op: Any, key: str) -> Any:
@@ -248,7 +249,9 @@ def _symbolic_slice(c: Any, x: Any, shape: list[dims.Value], begin: Any, end: An
     """x[begin:end:stride] where a bound or a dimension is dynamic: one nn.slice with dimension
     expressions; NotSymbolic where the symbols' bounds do not decide how a bound clamps."""
     begin, end = symbolic.as_dims(begin, "begin"), symbolic.as_dims(end, "end")
-    starts, sizes, kept = [], [], []
+    starts: list[dims.Value] = []
+    sizes: list[dims.Value] = []
+    kept: list[dims.Value] = []
     for i, d in enumerate(shape):
         if sm[i]:
             starts.append(symbolic.element_at(d, begin[i]))
@@ -279,7 +282,7 @@ def convert_slice_by_index(c: Any, op: Any) -> Any:
     begin_value = dynamic_slice.runtime_begin(c, op)
     if begin_value is not None:  # a window at a run-time position: its size is the declared result's
         kept = iter(_declared_static(c, op))
-        sizes = [1 if sm[i] else next(kept, 0) for i in range(rank)]
+        sizes: list[dims.Value] = [1 if sm[i] else next(kept, 0) for i in range(rank)]
         y = dynamic_slice.gather_window(c, c.value(x), dynamic_slice.window(c, begin_value, shape, sizes, stride, bm),
                                         shape)
         return c.reshape(y, [n for i, n in enumerate(sizes) if not sm[i]])
@@ -412,12 +415,13 @@ def convert_range_1d(c: Any, op: Any) -> Any:
     end (a position range `past .. past + new`) the values are computed at run time."""
     bounds = [c.known(op, k) for k in ("start", "end", "step")]
     if all(is_const(b) for b in bounds):
-        start, end, step = (np.asarray(b).reshape(()) for b in bounds)
-        c.check(step != 0, "step must not be 0")
-        return np.arange(start.item(), end.item(), step.item()).astype(np.result_type(start, end, step))
+        a_start, a_end, a_step = (np.asarray(b).reshape(()) for b in bounds)
+        c.check(a_step != 0, "step must not be 0")
+        return np.arange(a_start.item(), a_end.item(), a_step.item()).astype(np.result_type(a_start, a_end, a_step))
     try:
-        start, end, step = (symbolic.as_dims(b, k)[0] for b, k in zip(bounds, ("start", "end", "step")))
-        c.check(isinstance(step, int) and step != 0, f"step must be a fixed number other than 0, got {step}")
+        start, end, by = (symbolic.as_dims(b, k)[0] for b, k in zip(bounds, ("start", "end", "step")))
+        c.check(isinstance(by, int) and by != 0, f"step must be a fixed number other than 0, got {by}")
+        step = int(by)  # fixed (checked above)
         count = dims.ceil_div(end - start, step) if step > 0 else dims.ceil_div(start - end, -step)
     except NotSymbolic as e:
         c.fail(f"{e}; compile for a fixed shape (--shape / shapes=)")
@@ -534,8 +538,8 @@ def convert_slice_update(c: Any, op: Any) -> Any:
             sizes = upd_shape
         else:
             c.check(len(upd_shape) == rank - sum(sm), f"update of rank {len(upd_shape)} does not fit the slice")
-            kept = iter(upd_shape)
-            sizes = [1 if sm[i] else next(kept) for i in range(rank)]
+            rest = iter(upd_shape)
+            sizes = [1 if sm[i] else next(rest) for i in range(rank)]
         return dynamic_slice.scatter_window(c, x, upd, dynamic_slice.window(c, begin_value, shape, sizes, stride, bm),
                                              stride)
     begin, end = c.ints(op, "begin"), c.ints(op, "end")
@@ -548,6 +552,6 @@ def convert_slice_update(c: Any, op: Any) -> Any:
             ranges.append(range(shape[i])[slice(None if bm[i] else begin[i], None if em[i] else end[i], stride[i])])
     c.check(all(len(r) for r in ranges), "the slice is empty")
     kept = [len(r) for i, r in enumerate(ranges) if not sm[i]]
-    c.check(int(np.prod(shape_of(c, upd))) == int(np.prod([len(r) for r in ranges])),
+    c.check(int(dims.prod(shape_of(c, upd))) == int(np.prod([len(r) for r in ranges])),
             f"update of shape {shape_of(c, upd)} does not fit the slice {kept}")
     return dynamic_slice.scatter_window(c, x, upd, [np.asarray(r, np.int64) for r in ranges], stride)
