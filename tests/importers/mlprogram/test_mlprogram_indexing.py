@@ -208,7 +208,7 @@ def crop_ref(img, y1, x1, y2, x2, th, tw, pad):
 def test_crop_resize(tmp_path):
     from coremltools.converters.mil import Builder as mb
 
-    from util import ct
+    from .util import ct
 
     c = ct()
     boxes = np.array([[0.5, 1.0, 3.5, 4.0], [-1.0, 0.0, 2.0, 6.5]], np.float32)  # second box leaves the image

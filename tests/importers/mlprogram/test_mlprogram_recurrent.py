@@ -44,7 +44,7 @@ def test_mil_gru_ios17(tmp_path):
     outside the reset product, per coremltools' op definition."""
     from coremltools.converters.mil import Builder as mb
 
-    from util import save
+    from .util import save
 
     rng = np.random.default_rng(6)
     h, i = 3, 4

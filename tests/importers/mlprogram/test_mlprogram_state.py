@@ -67,7 +67,7 @@ def test_runtime_position_slices(tmp_path):
     from coremltools.converters.mil import Builder as mb
     from coremltools.converters.mil.mil import types
 
-    from util import save
+    from .util import save
 
     @mb.program(input_specs=[mb.TensorSpec(shape=(4, 6)), mb.TensorSpec(shape=(2, 3)),
                              mb.TensorSpec(shape=(2,), dtype=types.int32)], opset_version=ct.target.iOS18)
