@@ -36,4 +36,5 @@ def _described(type_: str) -> str:
     inner = idl.element(type_)
     if (inner or type_) not in idl.ENUMS:
         return f"of type {type_}"
-    return f"a list of values among {list(idl.ENUMS[inner])}" if inner else f"one of {list(idl.ENUMS[type_])}"
+    values = list(idl.ENUMS[inner or type_]) + list(idl.EARLIER.get(inner or type_, ()))
+    return f"a list of values among {values}" if inner else f"one of {values}"

@@ -38,6 +38,11 @@ ENUMS: dict[str, tuple[str, ...]] = {
     "MLGruWeightLayout": ("zrn", "rzn"),
     "MLLstmWeightLayout": ("iofg", "ifgo"),
 }
+# Values an earlier edition of the spec had and Estuary's importer still takes (the JSON form and
+# the Python builder read graphs of either edition; the JavaScript builder follows the current one).
+EARLIER: dict[str, tuple[str, ...]] = {
+    "MLPaddingMode": ("symmetric",),  # the 2023 Candidate Recommendation's mirror padding with the edge
+}
 
 # The other types an argument may have (a sequence<T> of any of these or of an enumeration, too).
 SCALARS = ("MLOperand", "unsigned long", "long", "float", "double", "boolean", "MLNumber", "USVString", "MLDimension")
@@ -96,7 +101,7 @@ def conforms(value: object, type_: str) -> bool:
     if type_ in UNIONS:
         return conforms(value, "unsigned long") or conforms(value, "sequence<unsigned long>")
     if type_ in ENUMS:
-        return value in ENUMS[type_]
+        return value in ENUMS[type_] or value in EARLIER.get(type_, ())
     if type_ in ("MLOperand", "USVString"):
         return isinstance(value, str)
     if type_ == "boolean":
