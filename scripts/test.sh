@@ -28,7 +28,7 @@ python -m mypy  # type check of the modules listed in pyproject.toml [tool.mypy]
 lap "mypy"
 lit -s lit
 lap "lit"
-python -m pytest -n "${ESTUARY_TEST_WORKERS:-2}" tests
+python -m pytest -n "${ESTUARY_TEST_WORKERS:-2}" --dist worksteal tests
 lap "pytest tests"
 # WebNN programs in JavaScript under Node (js/webnn), through the Estuary worker of this .venv
 if command -v node >/dev/null; then
@@ -39,7 +39,7 @@ else
 fi
 # numerics must not depend on the nn-level optimizations: the per-op families they rewrite and the
 # whole-model tests again, with every optimization pass off
-ESTUARY_OPTIMIZE=0 python -m pytest -n "${ESTUARY_TEST_WORKERS:-2}" \
+ESTUARY_OPTIMIZE=0 python -m pytest -n "${ESTUARY_TEST_WORKERS:-2}" --dist worksteal \
   tests/ops/test_convolution.py tests/ops/test_pooling.py tests/ops/test_normalization.py tests/ops/test_shape.py \
   tests/importers/coreml/test_classic_conv.py tests/importers/coreml/test_coreml_example.py tests/importers/nnef/test_conv.py \
   tests/importers/nnef/test_network.py tests/importers/nnef/test_onnx_conversion.py tests/importers/nnapi/test_mobilenet_quant8.py \
@@ -47,6 +47,6 @@ ESTUARY_OPTIMIZE=0 python -m pytest -n "${ESTUARY_TEST_WORKERS:-2}" \
 lap "pytest, optimizations off"
 # the op tests again on Vulkan (lavapipe in CI): every op's numerics on the SPIR-V path
 if [ -n "${ESTUARY_REQUIRE_VULKAN:-}" ] || python -c "import iree.runtime as rt; rt.get_driver('vulkan').create_default_device()" 2>/dev/null; then
-  ESTUARY_TEST_TARGET=vulkan-spirv python -m pytest -n "${ESTUARY_TEST_WORKERS:-2}" tests/ops
+  ESTUARY_TEST_TARGET=vulkan-spirv python -m pytest -n "${ESTUARY_TEST_WORKERS:-2}" --dist worksteal tests/ops
   lap "pytest tests/ops on vulkan-spirv"
 fi
