@@ -9,7 +9,7 @@ import re
 
 from iree.compiler import ir
 
-from estuary.backends.llvm_cpu import contract
+from estuary.backends.llvm_cpu import contract, tile_rules
 from estuary.backends.llvm_cpu.tile_rules import (PIPELINE, TRANSFORM_ROWS, TRANSFORM_TERMS, batch_mmt4d_tiles,
                                                   blocked_pointwise_tiles, column_sum_tiles, conv_tiles,
                                                   depthwise_tiles, image_conv_tiles, inner_vector, matvec_tiles,
@@ -151,7 +151,8 @@ def _retune_reduction_consumers(func, lanes):
     configs = [str(op.attributes["lowering_config"]) for op in ops]
     if not any("distribution" in c and "vector_reduction" in c for c in configs):
         return 0
-    changed = _bound_reduction_rows(ops) | _tile_whole_row_packs(ops)
+    softmax = "_softmax_" in str(func.attributes["sym_name"])  # IREE names dispatches by their root op
+    changed = _bound_reduction_rows(ops, several_loops=not softmax) | _tile_whole_row_packs(ops)
     configs = [str(op.attributes["lowering_config"]) for op in ops]
     for op, text in zip(ops, configs):
         inner = _ints(text, "vector_inner_parallel")
@@ -191,14 +192,15 @@ def _tile_whole_row_packs(ops):
     return changed
 
 
-def _bound_reduction_rows(ops):
+def _bound_reduction_rows(ops, several_loops: bool = True):
     """Apply `reduction_rows` to a dispatch rooted at a reduction over its innermost loop (a
     LayerNorm over [rows, width], or over [H, W, width] as in Swin's windowed blocks): the root's
     workgroup rows and every op's vector rows, counted over the loops before the reduced one.
-    Returns 1 when something changed."""
+    `several_loops` False: 2-loop roots only (a softmax over [heads, rows, width] is left to its
+    measured rule, `_retune_softmax`). Returns 1 when something changed."""
     configs = {id(op): str(op.attributes["lowering_config"]) for op in ops}
     roots = [op for op in ops if "distribution" in configs[id(op)] and "vector_reduction" in configs[id(op)]]
-    if len(roots) != 1 or op_rank(roots[0]) < 2:
+    if len(roots) != 1 or op_rank(roots[0]) < 2 or (op_rank(roots[0]) > 2 and not several_loops):
         return 0
     root = roots[0]
     lead = op_rank(root) - 1  # the loops before the reduced one
