@@ -1,4 +1,5 @@
-"""Batch-norm and per-channel scale / bias folding into the preceding conv2d's constant weights.
+"""Batch-norm and per-channel scale / bias folding into the preceding conv2d's constant weights;
+a batch norm that follows no convolution gets its scale precomputed.
 
 batch_normalization(conv(x, W, b)) with constant parameters is conv(x, W * s, (b - mean) * s + beta)
 with s = gamma / sqrt(var + eps) per output channel (computed in float64, rounded once); a
@@ -67,6 +68,34 @@ def _fold_bn(nn, op):
     return True
 
 
+def _precompute_bn(nn, op):
+    """A float32 batch_normalization with constant parameters that follows no convolution (a
+    pre-activation BN after a concatenation, as in DenseNet) as (x - mean) * s + bias with
+    s = scale / sqrt(variance + epsilon) computed here in float64: IREE would otherwise evaluate
+    each rsqrt chain at compile time in a program of its own (DenseNet-121: 62 of them)."""
+    x, mean, var, gamma, beta = operands(op)
+    if dtype_of(x) != "float32" or constant(mean) is None or constant(var) is None \
+            or any(v is not None and constant(v) is None for v in (gamma, beta)):
+        return False
+    a = attrs(op)
+    rank = len(shape_of(x))
+    eps = float(np.float32(a["epsilon"]))
+    s = 1.0 / np.sqrt(constant(var).astype(np.float64) + eps)
+    if gamma is not None:
+        s = s * constant(gamma).astype(np.float64)
+    along = (-1,) + (1,) * (rank - 1 - a["axis"])  # broadcasts along `axis`
+
+    def build():
+        y = graph.create_op("sub", [x, make_constant(nn, constant(mean).reshape(along), "float32")], {})
+        y = graph.create_op("mul", [y, make_constant(nn, s.reshape(along), "float32")], {})
+        if beta is not None:
+            y = graph.create_op("add", [y, make_constant(nn, constant(beta).reshape(along), "float32")], {})
+        return y
+
+    replace(nn, op, build)
+    return True
+
+
 def _channel_vector(arr, shape, axis):
     """`arr` (broadcast against `shape`) as a per-channel vector along `axis`, or None."""
     if arr is None or arr.ndim > len(shape):
@@ -104,7 +133,7 @@ def fold_batch_norm(nn, options):
         for op in nn_ops(nn.module.operation):
             name = op.name[3:]
             if name == "batch_normalization":
-                changed |= _fold_bn(nn, op)
+                changed |= _fold_bn(nn, op) or _precompute_bn(nn, op)
             elif name in ("mul", "add"):
                 changed |= _fold_affine(nn, op, name)
         dce(nn, options)

@@ -40,9 +40,12 @@ func.func @scale_bias(%x: tensor<1x1x4x4xf32>) -> tensor<1x2x4x4xf32> {
 
 // -----
 
-// Not folded: the conv result has another use, or the constant varies along a spatial axis.
+// Not folded into the conv: its result has another use (the batch norm gets its scale
+// precomputed instead, below), or the constant varies along a spatial axis.
 // CHECK-LABEL: func.func @keep
-// CHECK: nn.batch_normalization
+// CHECK-NOT: nn.batch_normalization
+// CHECK: nn.sub
+// CHECK: nn.mul
 // CHECK: nn.add
 func.func @keep(%x: tensor<1x1x2x2xf32>) -> (tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>) {
   %w = "nn.constant"() {value = dense<[[[[2.0]]]]> : tensor<1x1x1x1xf32>} : () -> tensor<1x1x1x1xf32>
@@ -54,4 +57,29 @@ func.func @keep(%x: tensor<1x1x2x2xf32>) -> (tensor<1x1x2x2xf32>, tensor<1x1x2x2
   %z = "nn.add"(%c2, %sp) : (tensor<1x1x2x2xf32>, tensor<2xf32>) -> tensor<1x1x2x2xf32>
   %u = "nn.add"(%y, %c) : (tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>) -> tensor<1x1x2x2xf32>
   return %u, %z : tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>
+}
+
+// -----
+
+// A float32 batch norm after no convolution (DenseNet's after a concatenation): (x - mean) * s + beta
+// with s = gamma / sqrt(var + eps) = [2 / 0.5, 1 / 2] = [4, 0.5] precomputed, broadcast along axis 1.
+// A float16 one is left to the lowering (which computes in float32).
+// CHECK-LABEL: func.func @precomputed
+// CHECK: dense<{{\[\[\[}}1.000000e+00]], {{\[\[}}2.000000e+00]]]> : tensor<2x1x1xf32>
+// CHECK: "nn.sub"(%arg0
+// CHECK: dense<{{\[\[\[}}4.000000e+00]], {{\[\[}}5.000000e-01]]]> : tensor<2x1x1xf32>
+// CHECK: "nn.mul"
+// CHECK: dense<{{\[\[\[}}3.000000e+00]], {{\[\[}}0.000000e+00]]]> : tensor<2x1x1xf32>
+// CHECK: "nn.add"
+// CHECK: "nn.batch_normalization"(%arg1
+func.func @precomputed(%x: tensor<1x2x3x3xf32>, %h: tensor<1x2x3x3xf16>) -> (tensor<1x2x3x3xf32>, tensor<1x2x3x3xf16>) {
+  %m = "nn.constant"() {value = dense<[1.0, 2.0]> : tensor<2xf32>} : () -> tensor<2xf32>
+  %v = "nn.constant"() {value = dense<[0.25, 4.0]> : tensor<2xf32>} : () -> tensor<2xf32>
+  %g = "nn.constant"() {value = dense<[2.0, 1.0]> : tensor<2xf32>} : () -> tensor<2xf32>
+  %be = "nn.constant"() {value = dense<[3.0, 0.0]> : tensor<2xf32>} : () -> tensor<2xf32>
+  %y = "nn.batch_normalization"(%x, %m, %v, %g, %be) {epsilon = 0.0 : f32, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1>} : (tensor<1x2x3x3xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<1x2x3x3xf32>
+  %mh = "nn.constant"() {value = dense<[1.0, 2.0]> : tensor<2xf16>} : () -> tensor<2xf16>
+  %vh = "nn.constant"() {value = dense<[0.25, 4.0]> : tensor<2xf16>} : () -> tensor<2xf16>
+  %z = "nn.batch_normalization"(%h, %mh, %vh) {operandSegmentSizes = array<i32: 1, 1, 1, 0, 0>} : (tensor<1x2x3x3xf16>, tensor<2xf16>, tensor<2xf16>) -> tensor<1x2x3x3xf16>
+  return %y, %z : tensor<1x2x3x3xf32>, tensor<1x2x3x3xf16>
 }
