@@ -1,5 +1,6 @@
-"""The README's Python blocks run as written: in order, as one script, in an empty folder (so a
-snippet may use a file an earlier one wrote, and nothing from the repository)."""
+"""The user pages' Python blocks run as written: docs/building-models.md's then the README's, in
+order, as one script, in an empty folder (so a snippet may use a file an earlier one wrote, and
+nothing from the repository)."""
 import os
 import re
 import subprocess
@@ -8,16 +9,21 @@ import sys
 from helpers import ROOT  # noqa: E402 - the repository
 
 
+PAGES = ["docs/building-models.md", "README.md"]  # the README's examples use the model files the first writes
+
+
 def blocks(lang):
-    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
-        text = f.read()
-    return re.findall(rf"^```{lang}\n(.*?)^```", text, flags=re.S | re.M)
+    found = []
+    for page in PAGES:
+        with open(os.path.join(ROOT, page), encoding="utf-8") as f:
+            found += re.findall(rf"^```{lang}\n(.*?)^```", f.read(), flags=re.S | re.M)
+    return found
 
 
 def test_python_blocks_run_as_written(tmp_path):
     code = blocks("python")
     assert len(code) >= 4
-    script = "\n".join(f"# --- README block {i}\n{block}" for i, block in enumerate(code))
+    script = "\n".join(f"# --- block {i}\n{block}" for i, block in enumerate(code))
     (tmp_path / "readme.py").write_text(script)
     env = {**os.environ, "ESTUARY_CACHE": str(tmp_path / "cache")}
     r = subprocess.run([sys.executable, "readme.py"], cwd=tmp_path, capture_output=True, text=True, env=env,
