@@ -28,7 +28,7 @@ UNARY = {"Relu": "relu", "Erf": "erf", "Neg": "neg", "Sqrt": "sqrt", "Sigmoid": 
          "Exp": "exp", "Reciprocal": "reciprocal", "Abs": "abs", "Gelu": "gelu", "Identity": "identity",
          "HardSwish": "hardSwish", "Softplus": "softplus", "Floor": "floor", "Ceil": "ceil", "Log": "log",
          "Sin": "sin", "Cos": "cos", "Not": "logicalNot",
-         "IsNaN": "isNaN", "IsInf": "isInfinite"}
+         "IsNaN": "isNaN"}
 BINARY = {"Add": "add", "Mul": "mul", "Div": "div", "Sub": "sub", "Pow": "pow", "Equal": "equal", "Max": "max",
           "Min": "min", "MatMul": "matmul", "Less": "lesser", "LessOrEqual": "lesserOrEqual", "Greater": "greater",
           "GreaterOrEqual": "greaterOrEqual", "And": "logicalAnd", "Or": "logicalOr", "Xor": "logicalXor"}
@@ -170,8 +170,10 @@ class Converter:
             splits = [int(v) for v in sizes] if sizes is not None else len(node.output)
             self.emit("split", [("input", self.operand(ins[0])), ("splits", splits), ("options", {"axis": axis})],
                       list(node.output))
-        elif op == "IsInf" and not (a.get("detect_positive", 1) and a.get("detect_negative", 1)):
-            raise ValueError(f"onnx_to_webnn: IsInf of one sign only ({node.name}) has no WebNN form")
+        elif op == "IsInf":  # WebNN's isInfinite detects both signs
+            if not (a.get("detect_positive", 1) and a.get("detect_negative", 1)):
+                raise ValueError(f"onnx_to_webnn: IsInf of one sign only ({node.name}) has no WebNN form")
+            self.emit("isInfinite", [("input", ins[0])], out)
         elif not self.convert_movement(op, ins, out, a):
             raise ValueError(f"onnx_to_webnn: unsupported ONNX op {op} ({node.name})")
 
@@ -394,8 +396,11 @@ class Converter:
             if vi.name not in self.consts:
                 inputs[vi.name] = {"descriptor": {"shape": self.shapes[vi.name], "dataType": "float32"}}
         for name, arr in self.used_consts.items():
-            arr = np.ascontiguousarray(arr, dtype="<f4")
-            inputs[name] = {"descriptor": {"shape": list(arr.shape), "dataType": "float32"},
+            # floats as float32 (WebNN's and the benchmarks' type), integers (indices) as they are
+            arr = np.asarray(arr)
+            arr = arr.astype(np.uint8) if arr.dtype == np.bool_ else arr
+            arr = np.ascontiguousarray(arr, dtype="<f4" if arr.dtype.kind == "f" else arr.dtype.newbyteorder("<"))
+            inputs[name] = {"descriptor": {"shape": list(arr.shape), "dataType": str(arr.dtype)},
                             "data": {"file": base + ".bin", "byteOffset": len(blob)}, "constant": True}
             blob += arr.tobytes()
         doc = {"inputs": inputs, "operators": self.ops, "outputs": [o.name for o in self.model.graph.output]}
