@@ -159,8 +159,8 @@ def _grouped_conv(x: ir.Value, w_oihw: ir.Value, bias: ir.Value, groups: int, pa
     og = o // groups
     pt, pb, pl, pr = pad
     x = C.pad_constant(x, [(0, 0), (pt, pb), (pl, pr), (0, 0)], 0.0, "float32")
-    oh = (h + pt + pb - ((kh - 1) * dilations[0] + 1)) // strides[0] + 1
-    ow = (wd + pl + pr - ((kw - 1) * dilations[1] + 1)) // strides[1] + 1
+    oh = conv_out_size(h, kh, pt, pb, strides[0], dilations[0])
+    ow = conv_out_size(wd, kw, pl, pr, strides[1], dilations[1])
     rows = n * oh * ow
     columns = windows.window_columns(x, [n, oh, ow, kh, kw, c], strides, dilations, groups=groups)
     columns = C.reshape(columns, [groups, rows, kh * kw * i])
