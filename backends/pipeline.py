@@ -14,7 +14,7 @@ from estuary.passes import PASSES, load_all
 OPTIMIZATIONS = ["nn-fold-constants", "nn-fold-batch-norm", "nn-layout-nhwc", "nn-canonicalize-transposes",
                  "nn-cse", "nn-stack-step-products", "nn-merge-sibling-matmuls", "nn-split-elementwise", "nn-dce"]
 # llvm-cpu code-generation choices, switched off the same way: Winograd 3x3 convolutions in the
-# lowering (passes/lowering/winograd.py) and retiled dispatches inside the IREE compile
+# lowering (backends/llvm_cpu/lowering/winograd.py) and retiled dispatches inside the IREE compile
 # (backends/llvm_cpu).
 IREE_OPTIMIZATIONS = ["cpu-winograd", "cpu-tiles"]
 

@@ -414,7 +414,7 @@ def build_parser():
 
     def shape_option(s):
         s.add_argument("--shape", action="append", metavar="NAME=1x3x224x224",
-                       help="set a free input dimension (Core ML ranges, NNEF external, NNAPI 0 extents; repeatable)")
+                       help="fix an input's dynamic dimensions (a size) or narrow their bounds (min..max), or replace an NNEF external shape; repeatable")
 
     def load_options(s, what):
         s.add_argument("model", metavar="MODEL", help=f"{what}: a .vmfb, or a model (compiled once, then cached)")
